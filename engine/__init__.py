@@ -1,0 +1,35 @@
+"""The rasplay engine: RASP parsing, evaluation, layer/head analysis (and, later, compilation).
+
+Pure Python + numpy; imports neither FastAPI nor torch.
+"""
+from .evaluate import evaluate
+from .analysis import analyze_nodes
+from .interpret import interpret, Interpretation
+from .lang.errors import RaspError, Span
+from .lang.parser import parse
+from .limits import DEFAULT_LIMITS, Limits
+
+
+def analyze(source: str, output: str | None = None, limits: Limits | None = None, load_dirs=None) -> dict:
+    """The layer and head analysis of a program (all its names, or the s-op `output` and what it needs),
+    with its dependency graph and diagnostics."""
+    from .lang.errors import diagnostic
+
+    interp = interpret(source, limits or DEFAULT_LIMITS, load_dirs)
+    diagnostics = list(interp.diagnostics)
+    roots = [d.value for d in interp.definitions]
+    if output is not None:
+        found = [d.value for d in interp.definitions if d.name == output]
+        if not found:
+            diagnostics.append(diagnostic(f"the program defines no s-op or selector named '{output}'", None,
+                                          "error", "name"))
+        roots = found
+    result = analyze_nodes(interp, roots)
+    result["names"] = {d.name: n["layer"] for d in interp.definitions
+                       for n in result["graph"]["nodes"] if n["id"] == d.value.id}
+    result["diagnostics"] = diagnostics
+    return result
+
+
+__all__ = ["evaluate", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span", "Limits",
+           "DEFAULT_LIMITS", "analyze_nodes"]

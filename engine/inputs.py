@@ -1,0 +1,69 @@
+"""Program inputs: a string (one token per character) or a list of tokens (numbers, bools or strings),
+checked and turned into typed token arrays."""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import numpy as np
+
+from .elementwise import array_from_values
+from .lang.errors import RaspError
+from .limits import Limits
+
+INPUT_FORMATS = ("str", "json")
+
+
+@dataclass
+class Input:
+    tokens: list            # the tokens as the document shows them
+    array: np.ndarray | None  # typed tokens (None when the input is invalid)
+    error: RaspError | None = None
+
+
+def parse_input(item, input_format: str | None, limits: Limits, index: int = 0) -> Input:
+    """One input as given by a user: a str, or a list (or with input_format 'json', a JSON text)."""
+    label = f"input {index + 1}"
+    try:
+        if input_format not in (None, *INPUT_FORMATS):
+            raise RaspError(f"unknown input format {input_format!r}; use 'str' or 'json'", None, "input")
+        if input_format == "json" and isinstance(item, str):
+            try:
+                item = json.loads(item)
+            except json.JSONDecodeError as e:
+                raise RaspError(f"{label} is not valid JSON ({e.msg} at character {e.pos + 1})", None, "input")
+            if not isinstance(item, list):
+                raise RaspError(f"{label} must be a JSON list of tokens", None, "input")
+        elif input_format == "str" and not isinstance(item, str):
+            raise RaspError(f"{label} must be a string with input format 'str'", None, "input")
+        if isinstance(item, str):
+            tokens = list(item)
+        elif isinstance(item, list):
+            tokens = item
+        else:
+            raise RaspError(f"{label} must be a string or a list of tokens, not {type(item).__name__}", None, "input")
+        if not tokens:
+            raise RaspError(f"{label} is empty; an input needs at least one token", None, "input")
+        if len(tokens) > limits.max_input_length:
+            raise RaspError(f"{label} has {len(tokens)} tokens; the limit is {limits.max_input_length}",
+                            None, "limit")
+        for t in tokens:
+            if not isinstance(t, (bool, int, float, str)) or (isinstance(t, float) and not np.isfinite(t)):
+                raise RaspError(f"{label}: the token {json.dumps(t)[:40]} is not a number, bool or string",
+                                None, "input")
+        try:
+            array = array_from_values(tokens, f"the tokens of {label}")
+        except RaspError as e:
+            raise RaspError(e.message, None, "input") from None
+        return Input(tokens, array)
+    except RaspError as e:
+        shown = item if isinstance(item, list) else (list(item) if isinstance(item, str) else [])
+        return Input(shown[: limits.max_input_length], None, e)
+
+
+def parse_inputs(items, input_format: str | None, limits: Limits) -> tuple[list[Input], RaspError | None]:
+    """All inputs; an error (too many inputs) that applies to the whole request is returned apart."""
+    items = list(items or [])
+    if len(items) > limits.max_inputs:
+        return [], RaspError(f"{len(items)} inputs; the limit is {limits.max_inputs} per evaluation", None, "limit")
+    return [parse_input(item, input_format, limits, i) for i, item in enumerate(items)], None

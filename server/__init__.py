@@ -1,0 +1,1 @@
+"""rasplay's server side: the CLI, the FastAPI application and its stores. Holds no RASP logic."""

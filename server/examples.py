@@ -1,0 +1,71 @@
+"""The example gallery: RASP programs in examples/, one file each, with a comment header:
+
+    # title: Reverse
+    # description: One paragraph; continuation lines are indented comment lines.
+    # input: hello
+    # input_format: json        (optional: the input is a JSON list)
+    # tags: basics, 2 layers
+    # output: reverse           (the main s-op, for the compile and train views)
+"""
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+_KEY = re.compile(r"^#\s*([a-z_]+):\s?(.*)$")
+ID_PATTERN = r"^[a-z0-9_]+$"
+
+
+@dataclass
+class Example:
+    id: str
+    title: str
+    description: str
+    input: str
+    input_format: str = "str"
+    tags: list[str] = field(default_factory=list)
+    output: str | None = None
+    source: str = ""
+
+    def summary(self) -> dict:
+        d = asdict(self)
+        del d["source"]
+        return d
+
+
+def parse_header(text: str) -> dict[str, str]:
+    header: dict[str, str] = {}
+    key = None
+    for line in text.splitlines():
+        if not line.startswith("#"):
+            break
+        m = _KEY.match(line)
+        if m and not line.startswith("#  "):
+            key = m.group(1)
+            header[key] = m.group(2).strip()
+        elif key is not None and line.strip("# ").strip():
+            header[key] += " " + line.lstrip("#").strip()
+    return header
+
+
+def read_example(path: Path) -> Example:
+    text = path.read_text(encoding="utf-8")
+    h = parse_header(text)
+    return Example(
+        id=path.stem, title=h.get("title", path.stem), description=h.get("description", ""),
+        input=h.get("input", ""), input_format=h.get("input_format", "str"),
+        tags=[t.strip() for t in h.get("tags", "").split(",") if t.strip()],
+        output=h.get("output"), source=text,
+    )
+
+
+@functools.lru_cache(maxsize=4)
+def load_examples(directory: Path = EXAMPLES_DIR) -> tuple[Example, ...]:
+    return tuple(read_example(p) for p in sorted(directory.glob("*.rasp")))
+
+
+def find_example(example_id: str, directory: Path = EXAMPLES_DIR) -> Example | None:
+    return next((e for e in load_examples(directory) if e.id == example_id), None)
