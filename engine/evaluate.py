@@ -11,6 +11,7 @@ on one input, or in one name, leaves the others intact.
 from __future__ import annotations
 
 import time
+from collections import OrderedDict
 from dataclasses import dataclass
 
 import numpy as np
@@ -288,6 +289,28 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
     }
 
 
+_CACHE: "OrderedDict[tuple, Interpretation]" = OrderedDict()
+CACHE_SIZE = 64
+
+
+def _interpret_cached(source: str, limits: Limits, load_dirs, deadline: float) -> Interpretation:
+    """Interpretations are pure functions of the program text and limits (the graph is never
+    mutated by evaluation), so a server re-evaluating the same program on new inputs skips parsing.
+    Programs that load files, or whose interpretation ran out of time, are not cached."""
+    key = (source, limits)
+    if not load_dirs and key in _CACHE:
+        _CACHE.move_to_end(key)
+        return _CACHE[key]
+    interp = interpret(source, limits, load_dirs, deadline)
+    cacheable = set(interp.sources) <= {"<program>", "<library>"} and not any(
+        d.get("kind") == "timeout" for d in interp.diagnostics)
+    if not load_dirs and cacheable:
+        _CACHE[key] = interp
+        while len(_CACHE) > CACHE_SIZE:
+            _CACHE.popitem(last=False)
+    return interp
+
+
 def evaluate(source: str, inputs=None, names: list[str] | None = None, input_format: str | None = None,
              limits: Limits | None = None, load_dirs: list | None = None) -> dict:
     """Evaluate a RASP program on inputs and return the evaluation document (DESIGN section 4).
@@ -298,7 +321,7 @@ def evaluate(source: str, inputs=None, names: list[str] | None = None, input_for
     """
     limits = limits or DEFAULT_LIMITS
     deadline = time.monotonic() + limits.eval_seconds
-    interp = interpret(source, limits, load_dirs, deadline)
+    interp = _interpret_cached(source, limits, load_dirs, deadline)
     items = list(inputs) if inputs is not None else []
     if not items and interp.example is not None:
         items = [interp.example]

@@ -8,6 +8,8 @@ would have defined are marked as failed, so later uses say why they are missing.
 from __future__ import annotations
 
 import functools
+import math
+import operator
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -357,7 +359,6 @@ class Interpreter:
 
     def comprehension(self, e, env: Env):
         items = self.iterate(self.eval(e.iterable, env), e.iterable.span)
-        self.count_iterations(len(items), e.span)
         scope = Env(env)
         if isinstance(e, ast.ListComp):
             out = []
@@ -555,29 +556,31 @@ class Interpreter:
 
 # ------------------------------------------------------------------ atom operations (Python semantics)
 
-def atom_binop(op: str, a, b, span: Span, limits: Limits):
-    import operator
+_ATOM_OPS = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "%": operator.mod,
+             "^": operator.pow, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt,
+             "<=": operator.le, ">=": operator.ge}
+_SEQUENCES = (str, list, tuple)
 
-    for v in (a, b):
-        if callable(v) or isinstance(v, (Function, Builtin)):
-            raise RaspError(f"a function cannot be an operand of {_op_word(op)}", span, "type")
+
+def atom_binop(op: str, a, b, span: Span, limits: Limits):
+    """`a op b` on Python-level values, with Python's semantics and located, bounded errors."""
     if op == "and":
         return a and b
     if op == "or":
         return a or b
-    fns = {"+": operator.add, "-": operator.sub, "*": operator.mul, "/": operator.truediv, "%": operator.mod,
-           "^": operator.pow, "==": operator.eq, "!=": operator.ne, "<": operator.lt, ">": operator.gt,
-           "<=": operator.le, ">=": operator.ge}
-    if op == "^" and isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        if abs(b) > 4096 and abs(a) > 1:
+    if isinstance(a, (Function, Builtin)) or isinstance(b, (Function, Builtin)):
+        raise RaspError(f"a function cannot be an operand of {_op_word(op)}", span, "type")
+    if op == "^" and isinstance(a, (int, float)) and isinstance(b, (int, float)) and abs(a) > 1 and b > 0:
+        if b * math.log2(abs(a)) > 4096:
             raise RaspError(f"{a} ^ {b} is too large", span, "limit")
-    if op == "*" and isinstance(a, (str, list, tuple)) or isinstance(b, (str, list, tuple)) and op == "*":
-        n = b if isinstance(a, (str, list, tuple)) else a
-        seq = a if isinstance(a, (str, list, tuple)) else b
-        if isinstance(n, int) and n * len(seq) > limits.max_collection:
+    if op == "*" and (isinstance(a, _SEQUENCES) or isinstance(b, _SEQUENCES)):
+        n, seq = (b, a) if isinstance(a, _SEQUENCES) else (a, b)
+        if isinstance(n, int) and isinstance(seq, _SEQUENCES) and n * len(seq) > limits.max_collection:
             raise RaspError("a repeated list or string over the size limit", span, "limit")
+    if op in ("+", "-", "*") and isinstance(a, int) and isinstance(b, int) and max(abs(a), abs(b)).bit_length() > 4096:
+        raise RaspError("the number is too large", span, "limit")
     try:
-        result = fns[op](a, b)
+        result = _ATOM_OPS[op](a, b)
     except ZeroDivisionError:
         raise RaspError("division by zero", span, "value") from None
     except TypeError:

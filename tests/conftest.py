@@ -26,3 +26,20 @@ def diagnostics(source: str, inputs=("ab",), **kw):
 @pytest.fixture
 def ev():
     return engine.evaluate
+
+
+@pytest.fixture(scope="session")
+def live_server(tmp_path_factory):
+    """One rasplay server for the session, on a free loopback port, with small limits."""
+    from live_server import LiveServer
+
+    server = LiveServer(tmp_path_factory.mktemp("data"), "--workers", "3", "--eval-seconds", "3",
+                        "--max-input-length", "64", "--max-inputs", "8", "--max-body-bytes", "200000")
+    yield server
+    server.stop()
+
+
+@pytest.fixture
+def api(live_server):
+    with live_server.client() as client:
+        yield client

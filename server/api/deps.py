@@ -1,0 +1,20 @@
+"""FastAPI dependencies: settings, the evaluation pool and the share store live on app.state."""
+from __future__ import annotations
+
+from fastapi import Request
+
+from ..settings import Settings
+from ..store import ShareStore
+from ..workers import EvaluationPool
+
+
+def get_settings(request: Request) -> Settings:
+    return request.app.state.settings
+
+
+def get_pool(request: Request) -> EvaluationPool:
+    return request.app.state.pool
+
+
+def get_store(request: Request) -> ShareStore:
+    return request.app.state.store

@@ -1,0 +1,80 @@
+"""POST /evaluate and POST /analyze: the engine, run in a worker process with a hard time limit."""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict
+
+from fastapi import APIRouter, Depends
+from fastapi.responses import Response
+
+from ..errors import ApiError
+from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
+from ..settings import Settings
+from ..workers import EvaluationPool, EvaluationTimeout, PoolBusy, WorkerFailed
+from .deps import get_pool, get_settings
+
+router = APIRouter(tags=["evaluate"])
+RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}}
+
+
+def check_source(source: str, settings: Settings) -> None:
+    if len(source) > settings.max_source_chars:
+        raise ApiError(422, "limit", f"the program is {len(source)} characters long; "
+                                     f"the limit is {settings.max_source_chars}")
+
+
+def _token_count(item, input_format) -> int | None:
+    if isinstance(item, list):
+        return len(item)
+    if input_format == "json":
+        try:
+            parsed = json.loads(item)
+        except (ValueError, RecursionError):
+            return None  # the engine reports the JSON error for this input
+        return len(parsed) if isinstance(parsed, list) else None
+    return len(item)
+
+
+def check_inputs(req: EvaluateRequest, settings: Settings) -> None:
+    if len(req.inputs) > settings.max_inputs:
+        raise ApiError(422, "limit", f"{len(req.inputs)} inputs; the limit is {settings.max_inputs} per request")
+    for i, item in enumerate(req.inputs):
+        n = _token_count(item, req.input_format)
+        if n is not None and n > settings.max_input_length:
+            raise ApiError(422, "limit", f"input {i + 1} has {n} tokens; the limit is {settings.max_input_length}")
+
+
+async def run_in_pool(pool: EvaluationPool, kind: str, payload: dict, settings: Settings) -> bytes:
+    try:
+        return await pool.run(kind, payload)
+    except EvaluationTimeout as e:
+        detail = str(e) or f"the evaluation took longer than {settings.eval_seconds:g} s (the time limit) and was stopped"
+        raise ApiError(422, "timeout", detail) from None
+    except PoolBusy:
+        raise ApiError(503, "busy", "every evaluation worker is busy; try again in a moment") from None
+    except WorkerFailed as e:
+        raise ApiError(500, "internal", f"rasplay failed on this program; please report it ({e})") from None
+
+
+@router.post("/evaluate", response_model=EvaluationDocument, responses=RESPONSES,
+             summary="Evaluate a RASP program on inputs")
+async def evaluate(req: EvaluateRequest, settings: Settings = Depends(get_settings),
+                   pool: EvaluationPool = Depends(get_pool)):
+    """The evaluation document: every s-op's and selector's values per input, the layer/head analysis
+    and the program's diagnostics (with line and column). Program errors are diagnostics, not HTTP
+    errors; requests over a limit or the time limit are 422s."""
+    check_source(req.source, settings)
+    check_inputs(req, settings)
+    payload = {"source": req.source, "inputs": list(req.inputs), "names": req.names,
+               "input_format": req.input_format, "limits": asdict(settings.engine_limits())}
+    return Response(await run_in_pool(pool, "evaluate", payload, settings), media_type="application/json")
+
+
+@router.post("/analyze", response_model=AnalysisDocument, responses=RESPONSES,
+             summary="Layers, heads and the dependency graph of a program")
+async def analyze(req: AnalyzeRequest, settings: Settings = Depends(get_settings),
+                  pool: EvaluationPool = Depends(get_pool)):
+    """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
+    check_source(req.source, settings)
+    payload = {"source": req.source, "output": req.output, "limits": asdict(settings.engine_limits())}
+    return Response(await run_in_pool(pool, "analyze", payload, settings), media_type="application/json")

@@ -1,0 +1,25 @@
+"""GET /health."""
+from __future__ import annotations
+
+from dataclasses import asdict
+from importlib.metadata import PackageNotFoundError, version
+
+from fastapi import APIRouter, Request
+
+from ..schemas import Health
+
+router = APIRouter(tags=["health"])
+
+
+def _version() -> str:
+    try:
+        return version("rasplay")
+    except PackageNotFoundError:
+        return "dev"
+
+
+@router.get("/health", response_model=Health, summary="Is the server up, and with which limits")
+async def health(request: Request):
+    settings = request.app.state.settings
+    limits = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "cors_origins")}
+    return {"status": "ok", "version": _version(), "workers": request.app.state.pool.alive(), "limits": limits}

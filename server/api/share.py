@@ -1,0 +1,45 @@
+"""POST /share -> a short link; GET /s/{id} redirects to the playground with the state in the hash."""
+from __future__ import annotations
+
+from fastapi import APIRouter, Depends, Path
+from fastapi.concurrency import run_in_threadpool
+from fastapi.responses import RedirectResponse
+
+from ..errors import ApiError
+from ..links import link_fragment
+from ..schemas import ERROR_RESPONSES, ShareRequest, ShareResponse
+from ..settings import Settings
+from ..store import ID_PATTERN, ShareStore, canonical
+from .deps import get_settings, get_store
+
+router = APIRouter(tags=["share"])
+redirects = APIRouter(tags=["share"])
+
+
+@router.post("/share", response_model=ShareResponse, responses=ERROR_RESPONSES, summary="Make a short link")
+async def share(req: ShareRequest, settings: Settings = Depends(get_settings), store: ShareStore = Depends(get_store)):
+    """Stores the state (content-addressed: the same state always gets the same id) and returns
+    the short link. The state needs a `source` string; inputs are strings or lists of numbers."""
+    state = req.state
+    if not isinstance(state.get("source"), str):
+        raise ApiError(422, "validation", "state.source must be a string (the program)")
+    inputs = state.get("inputs", [])
+    if not isinstance(inputs, list) or not all(isinstance(i, (str, list)) for i in inputs):
+        raise ApiError(422, "validation", "state.inputs must be a list of strings or lists")
+    size = len(canonical(state).encode())
+    if size > settings.max_share_bytes:
+        raise ApiError(413, "too_large", f"the state is {size} bytes; shared states are limited to "
+                                         f"{settings.max_share_bytes} bytes")
+    link_id = await run_in_threadpool(store.put, state)
+    return {"id": link_id, "url": f"/s/{link_id}"}
+
+
+@redirects.get("/s/{link_id}", response_class=RedirectResponse, status_code=302,
+               responses={302: {"description": "Redirect to /#v1=… with the shared state"},
+                          404: ERROR_RESPONSES[422] | {"description": "No such link"}, 422: ERROR_RESPONSES[422]},
+               summary="Open a short link")
+async def open_link(link_id: str = Path(pattern=ID_PATTERN), store: ShareStore = Depends(get_store)):
+    state = await run_in_threadpool(store.get, link_id)
+    if state is None:
+        raise ApiError(404, "not_found", f"no shared link '{link_id}'")
+    return RedirectResponse("/#" + link_fragment(state), status_code=302)

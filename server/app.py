@@ -1,0 +1,87 @@
+"""The FastAPI application factory: API routers under /api/v1, short links, the browser app in web/,
+plotly.js from the installed plotly package, limits and stores."""
+from __future__ import annotations
+
+import functools
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+from fastapi import FastAPI, Request
+from fastapi.routing import APIRoute
+from fastapi.middleware.cors import CORSMiddleware
+from fastapi.responses import FileResponse, Response
+from fastapi.staticfiles import StaticFiles
+
+from . import errors
+from .api import evaluate, examples, health, share
+from .settings import Settings
+from .store import ShareStore
+from .workers import EvaluationPool
+
+WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+API_PREFIX = "/api/v1"
+
+
+@functools.lru_cache(maxsize=1)
+def plotly_js() -> bytes:
+    from plotly.offline import get_plotlyjs
+
+    return get_plotlyjs().encode()
+
+
+def create_app(settings: Settings | None = None) -> FastAPI:
+    settings = settings or Settings()
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI):
+        app.state.pool = EvaluationPool(settings.workers, settings.eval_seconds, settings.queue_seconds)
+        app.state.store = ShareStore(settings.data_dir / "links.sqlite3")
+        await app.state.pool.start()
+        try:
+            yield
+        finally:
+            await app.state.pool.close()
+            app.state.store.close()
+
+    app = FastAPI(
+        title="rasplay", version="0.1.0", lifespan=lifespan,
+        description="A visual playground for RASP: evaluate programs, analyse their layers and heads, "
+                    "browse examples and share links. Errors are 4xx with "
+                    '`{"error": {"kind", "message", "line"?, "col"?}}`.',
+    )
+    app.state.settings = settings
+    errors.install(app)
+    api_routers = (evaluate.router, examples.router, share.router, health.router)
+    for router in api_routers:
+        app.include_router(router, prefix=API_PREFIX)
+    api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]
+    app.include_router(share.redirects)
+
+    @app.api_route(API_PREFIX + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
+                   include_in_schema=False)
+    async def api_fallback(request: Request, rest: str):
+        """Unknown API paths are JSON 404s, and known paths with the wrong method JSON 405s
+        (rather than falling through to the static files)."""
+        path = request.url.path
+        for route in api_routes:
+            if route.path_regex.match(path[len(API_PREFIX):]):
+                allowed = ", ".join(sorted(route.methods))
+                return errors.error_response(405, "method_not_allowed",
+                                             f"{request.method} is not allowed on {path}; use {allowed}")
+        return errors.error_response(404, "not_found", f"nothing at {path}")
+
+    @app.get("/vendor/plotly.min.js", include_in_schema=False)
+    async def plotly():
+        return Response(plotly_js(), media_type="text/javascript",
+                        headers={"Cache-Control": "public, max-age=86400"})
+
+    @app.get("/embed", include_in_schema=False)
+    async def embed():
+        return FileResponse(WEB_DIR / "index.html")
+
+    app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")
+    if settings.cors_origins:
+        app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
+                           allow_headers=["Content-Type"])
+    app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
+    return app

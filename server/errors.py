@@ -1,0 +1,108 @@
+"""API errors: every failure is a 4xx with {"error": {"kind", "message", ...}}, never a traceback."""
+from __future__ import annotations
+
+import logging
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+log = logging.getLogger("rasplay")
+
+
+class ApiError(Exception):
+    def __init__(self, status: int, kind: str, message: str, **extra):
+        super().__init__(message)
+        self.status, self.kind, self.message, self.extra = status, kind, message, extra
+
+
+def error_response(status: int, kind: str, message: str, **extra) -> JSONResponse:
+    body = {"kind": kind, "message": message}
+    body.update({k: v for k, v in extra.items() if v is not None})
+    return JSONResponse({"error": body}, status_code=status)
+
+
+def _describe(err: dict) -> str:
+    where = ".".join(str(p) for p in err.get("loc", ()) if p != "body")
+    return f"{where}: {err.get('msg', 'invalid')}" if where else err.get("msg", "invalid")
+
+
+async def _validation(request: Request, exc: RequestValidationError) -> JSONResponse:
+    errors = exc.errors()
+    if any(e.get("type") == "json_invalid" for e in errors):
+        e = next(e for e in errors if e.get("type") == "json_invalid")
+        ctx = e.get("ctx") or {}
+        return error_response(400, "bad_request", f"the body is not valid JSON ({ctx.get('error', 'parse error')})")
+    details = [{"field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"), "problem": e.get("msg", "")}
+               for e in errors[:20]]
+    message = "; ".join(_describe(e) for e in errors[:3]) + (" …" if len(errors) > 3 else "")
+    return error_response(422, "validation", f"invalid request: {message}", details=details)
+
+
+async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
+    kind = {404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "bad_request")
+    message = exc.detail if isinstance(exc.detail, str) else "request failed"
+    if exc.status_code == 404 and message == "Not Found":
+        message = f"nothing at {request.url.path}"
+    if message == "There was an error parsing the body":
+        message = "the body could not be parsed (invalid, or too deeply nested, JSON)"
+    return error_response(exc.status_code, kind, message)
+
+
+async def _api(request: Request, exc: ApiError) -> JSONResponse:
+    return error_response(exc.status, exc.kind, exc.message, **exc.extra)
+
+
+async def _recursion(request: Request, exc: RecursionError) -> JSONResponse:
+    return error_response(400, "bad_request", "the request nests too deeply")
+
+
+async def _unexpected(request: Request, exc: Exception) -> JSONResponse:
+    log.exception("unexpected error on %s", request.url.path)
+    return error_response(500, "internal", "rasplay failed on this request; please report it")
+
+
+def install(app: FastAPI) -> None:
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http)
+    app.add_exception_handler(ApiError, _api)
+    app.add_exception_handler(RecursionError, _recursion)
+    app.add_exception_handler(Exception, _unexpected)
+
+
+class BodyLimit:
+    """ASGI middleware: a body over `max_bytes` (declared or streamed) gets a 413 at once."""
+
+    def __init__(self, app, max_bytes: int):
+        self.app, self.max_bytes = app, max_bytes
+
+    async def __call__(self, scope, receive, send):
+        if scope["type"] != "http":
+            return await self.app(scope, receive, send)
+        declared = dict(scope.get("headers") or []).get(b"content-length")
+        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
+            return await self._reject(scope, receive, send)
+        seen = 0
+
+        async def limited_receive():
+            nonlocal seen
+            message = await receive()
+            if message["type"] == "http.request":
+                seen += len(message.get("body", b""))
+                if seen > self.max_bytes:
+                    raise _TooLarge()
+            return message
+
+        try:
+            await self.app(scope, limited_receive, send)
+        except _TooLarge:
+            await self._reject(scope, receive, send)
+
+    async def _reject(self, scope, receive, send):
+        response = error_response(413, "too_large", f"the request body is over the limit of {self.max_bytes} bytes")
+        await response(scope, receive, send)
+
+
+class _TooLarge(Exception):
+    pass

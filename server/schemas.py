@@ -1,0 +1,151 @@
+"""Pydantic request and response models: the JSON formats of DESIGN sections 4 and 7."""
+from __future__ import annotations
+
+from typing import Any, Literal, Optional, Union
+
+from pydantic import BaseModel, ConfigDict, Field
+
+Token = Union[bool, int, float, str]
+
+
+class ErrorBody(BaseModel):
+    kind: str = Field(description="bad_request, validation, too_large, limit, timeout, not_found or busy")
+    message: str = Field(description="what went wrong, for people")
+    line: Optional[int] = Field(None, description="1-based line in the program, when the error has a place")
+    col: Optional[int] = Field(None, description="1-based column")
+    details: Optional[list[dict[str, Any]]] = Field(None, description="per-field problems of a malformed request")
+
+
+class ErrorResponse(BaseModel):
+    error: ErrorBody
+
+
+ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
+    400: {"model": ErrorResponse, "description": "Malformed request (for example invalid JSON)"},
+    413: {"model": ErrorResponse, "description": "Request body over the size limit"},
+    422: {"model": ErrorResponse, "description": "Invalid request, over a limit, or over the time limit"},
+}
+
+
+class EvaluateRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"source": "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);",
+         "inputs": ["hello"]}]})
+
+    source: str = Field(description="the RASP program")
+    inputs: list[Union[str, list[Token]]] = Field(
+        default_factory=list,
+        description="inputs: strings (one token per character) or lists of tokens; with input_format "
+                    "'json', strings holding JSON lists. Empty: the program's `set example`.")
+    input_format: Optional[Literal["str", "json"]] = Field(
+        None, description="how to read string inputs: 'str' (characters, the default) or 'json'")
+    names: Optional[list[str]] = Field(None, description="only these s-ops and selectors (default: all)")
+
+
+class AnalyzeRequest(BaseModel):
+    source: str = Field(description="the RASP program")
+    output: Optional[str] = Field(None, description="analyse only this s-op and what it needs")
+
+
+class Diagnostic(BaseModel):
+    severity: Literal["error", "warning", "info"]
+    message: str
+    kind: Optional[str] = None
+    line: Optional[int] = None
+    col: Optional[int] = None
+    end_line: Optional[int] = None
+    end_col: Optional[int] = Field(None, description="exclusive")
+
+
+class Result(BaseModel):
+    kind: Literal["sop", "selector"]
+    type: Optional[str] = Field(None, description="s-ops: int, float, str or bool")
+    layer: int
+    head: Optional[int] = Field(None, description="selectors: the head slot in their layer")
+    values: list[Any] = Field(description="per input: a list of values (s-op) or a query x key 0/1 matrix "
+                                          "(selector); null where that input failed")
+    errors: list[Optional[str]] = Field(description="per input: null, or why it failed")
+
+
+class GraphNode(BaseModel):
+    id: int
+    kind: str
+    name: str
+    names: list[str]
+    label: str
+    layer: int
+    head: Optional[int]
+    span: Optional[dict[str, int]]
+    source: Optional[str]
+
+
+class GraphEdge(BaseModel):
+    source: int
+    target: int
+    role: str
+
+
+class Graph(BaseModel):
+    nodes: list[GraphNode]
+    edges: list[GraphEdge]
+
+
+class Head(BaseModel):
+    layer: int
+    slot: int
+    selector: int = Field(description="graph node id of the selector")
+    name: str
+    label: str
+    ops: list[int] = Field(description="graph node ids of the aggregates / selector_widths using this head")
+
+
+class Analysis(BaseModel):
+    layers: int
+    heads_per_layer: list[int]
+    heads: list[list[Head]] = Field(description="per layer (1..layers), its heads")
+    mlps: list[list[int]] = Field(description="per layer 0..layers, the elementwise ops of its MLP (0: from the input alone)")
+    graph: Graph
+
+
+class EvaluationDocument(BaseModel):
+    inputs: list[list[Token]]
+    results: dict[str, Result]
+    analysis: Analysis
+    diagnostics: list[Diagnostic]
+
+
+class AnalysisDocument(Analysis):
+    names: dict[str, int] = Field(description="layer of every name the program defines")
+    diagnostics: list[Diagnostic]
+
+
+class ExampleSummary(BaseModel):
+    id: str
+    title: str
+    description: str
+    input: str = Field(description="the default input (a string, or a JSON list when input_format is 'json')")
+    input_format: Literal["str", "json"]
+    tags: list[str]
+    output: Optional[str] = Field(None, description="the example's main s-op")
+
+
+class Example(ExampleSummary):
+    source: str
+
+
+class ShareRequest(BaseModel):
+    state: dict[str, Any] = Field(
+        description='the playground state: {"source": ..., "inputs": [...], "view": ..., "selection": ...}; '
+                    "only source is required, unknown keys are kept and ignored")
+
+
+class ShareResponse(BaseModel):
+    id: str
+    url: str = Field(description="path of the short link, relative to the server (/s/{id})")
+
+
+class Health(BaseModel):
+    status: Literal["ok"]
+    version: str
+    workers: int
+    limits: dict[str, Any]

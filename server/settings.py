@@ -1,0 +1,35 @@
+"""Server settings: limits, paths and sizes, set by `rasplay serve` flags (or tests) and handed to
+routers through FastAPI dependencies."""
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from engine import Limits
+
+
+def default_data_dir() -> Path:
+    base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
+    return Path(base) / "rasplay"
+
+
+@dataclass(frozen=True)
+class Settings:
+    data_dir: Path = field(default_factory=default_data_dir)
+    workers: int = 4                    # evaluation worker processes
+    max_body_bytes: int = 1 << 20       # any request body
+    max_source_chars: int = 50_000      # program text
+    max_inputs: int = 16                # inputs per evaluation
+    max_input_length: int = 256         # tokens per input
+    eval_seconds: float = 5.0           # per evaluation; the worker is killed past it
+    queue_seconds: float = 10.0         # longest wait for a free worker before "busy"
+    max_share_bytes: int = 64 * 1024    # a shared state, as JSON
+    cors_origins: tuple[str, ...] = ()  # allowed origins for /api (none: CORS off)
+    engine_seconds: float | None = None  # the engine's own cooperative limit (default: 90% of eval_seconds)
+
+    def engine_limits(self) -> Limits:
+        # the engine's own cooperative time limit sits just under the hard one
+        return Limits(max_source_chars=self.max_source_chars, max_inputs=self.max_inputs,
+                      max_input_length=self.max_input_length,
+                      eval_seconds=self.engine_seconds or self.eval_seconds * 0.9)

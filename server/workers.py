@@ -1,0 +1,170 @@
+"""Evaluation worker processes with a hard time limit.
+
+Each evaluation runs in one of a fixed set of worker processes, off the event loop. A worker that
+runs past the time limit is killed (SIGKILL) and replaced, so a hung or heavy program really stops
+and never blocks the others. Workers return the response already serialised as JSON bytes, so the
+event loop only moves bytes.
+"""
+from __future__ import annotations
+
+import asyncio
+import multiprocessing as mp
+import os
+import time
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+
+import orjson
+
+
+class EvaluationTimeout(Exception):
+    pass
+
+
+class PoolBusy(Exception):
+    pass
+
+
+class WorkerFailed(Exception):
+    pass
+
+
+def _work(kind: str, payload: dict) -> dict:
+    import engine
+
+    if "limits" in payload:
+        payload = {**payload, "limits": engine.Limits(**payload["limits"])}
+    if kind == "evaluate":
+        return engine.evaluate(**payload)
+    if kind == "analyze":
+        return engine.analyze(**payload)
+    if kind == "sleep":  # used by tests to stand for a hung evaluation
+        time.sleep(payload["seconds"])
+        return {"slept": payload["seconds"]}
+    raise ValueError(f"unknown work {kind!r}")
+
+
+def _worker_main(conn: Connection) -> None:
+    import engine  # noqa: F401  (import once, before the first request)
+
+    engine.evaluate("x = length;", ["ab"])  # warm the parser and library caches
+    conn.send_bytes(b"ready")
+    while True:
+        try:
+            kind, payload = orjson.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return
+        try:
+            result = _work(kind, payload)
+            timeout = next((d for d in result.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
+            out = b"to" + timeout["message"].encode() if timeout else b"ok" + orjson.dumps(result)
+        except Exception as e:  # a bug in rasplay: report it, keep the worker
+            out = b"er" + f"{type(e).__name__}: {e}".encode()
+        conn.send_bytes(out)
+
+
+@dataclass(eq=False)
+class _Worker:
+    process: mp.Process
+    conn: Connection
+    pending: asyncio.Future | None = None
+
+
+class EvaluationPool:
+    def __init__(self, size: int, timeout: float, queue_timeout: float):
+        self.size = size
+        self.timeout = timeout
+        self.queue_timeout = queue_timeout
+        self._ctx = mp.get_context("spawn")
+        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
+        self._all: set[_Worker] = set()
+        self._closing = False
+
+    async def start(self) -> None:
+        await asyncio.gather(*(self._add_worker() for _ in range(self.size)))
+
+    async def close(self) -> None:
+        self._closing = True
+        for w in list(self._all):
+            self._kill(w)
+
+    def _spawn(self) -> _Worker:
+        parent, child = self._ctx.Pipe(duplex=True)
+        process = self._ctx.Process(target=_worker_main, args=(child,), daemon=True, name="rasplay-eval")
+        process.start()
+        child.close()
+        if parent.recv_bytes() != b"ready":
+            raise WorkerFailed("an evaluation worker did not start")
+        return _Worker(process, parent)
+
+    async def _add_worker(self) -> None:
+        loop = asyncio.get_running_loop()
+        worker = await loop.run_in_executor(None, self._spawn)
+        if self._closing:
+            self._kill(worker)
+            return
+        loop.add_reader(worker.conn.fileno(), self._on_readable, worker)
+        self._all.add(worker)
+        self._idle.put_nowait(worker)
+
+    def _on_readable(self, worker: _Worker) -> None:
+        """A worker's reply (or its death) arrived: hand it to the request waiting for it."""
+        try:
+            reply = worker.conn.recv_bytes()
+        except (EOFError, OSError) as e:
+            asyncio.get_running_loop().remove_reader(worker.conn.fileno())
+            reply = e
+        if worker.pending is not None and not worker.pending.done():
+            worker.pending.set_result(reply)
+
+    def _kill(self, worker: _Worker) -> None:
+        self._all.discard(worker)
+        try:
+            asyncio.get_running_loop().remove_reader(worker.conn.fileno())
+        except (OSError, ValueError, RuntimeError):
+            pass
+        try:
+            worker.process.kill()
+            worker.process.join(timeout=1)
+            worker.conn.close()
+        except (OSError, ValueError):
+            pass
+
+    async def run(self, kind: str, payload: dict) -> bytes:
+        """The JSON bytes of the work's result. Raises PoolBusy, EvaluationTimeout or WorkerFailed."""
+        try:
+            worker = await asyncio.wait_for(self._idle.get(), self.queue_timeout)
+        except asyncio.TimeoutError:
+            raise PoolBusy() from None
+        worker.pending = asyncio.get_running_loop().create_future()
+        try:
+            worker.conn.send_bytes(orjson.dumps([kind, payload]))
+            reply = await asyncio.wait_for(worker.pending, self.timeout)
+        except asyncio.TimeoutError:
+            self._replace(worker)
+            raise EvaluationTimeout() from None
+        except (EOFError, OSError, asyncio.CancelledError):
+            self._replace(worker)
+            raise
+        if isinstance(reply, Exception):
+            self._replace(worker)
+            raise WorkerFailed(f"an evaluation worker died ({reply!r})")
+        worker.pending = None
+        self._idle.put_nowait(worker)
+        if reply[:2] == b"to":
+            raise EvaluationTimeout(reply[2:].decode())
+        if reply[:2] != b"ok":
+            raise WorkerFailed(reply[2:].decode(errors="replace"))
+        return reply[2:]
+
+    def _replace(self, worker: _Worker) -> None:
+        self._kill(worker)
+        if not self._closing:
+            asyncio.get_running_loop().create_task(self._add_worker())
+
+    def alive(self) -> int:
+        return sum(1 for w in self._all if w.process.is_alive())
+
+
+def default_workers() -> int:
+    return max(2, min(8, (os.cpu_count() or 2) * 2))
