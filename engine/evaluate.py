@@ -207,8 +207,28 @@ def _join_type(types: set[str]) -> str | None:
     return "|".join(sorted(types))
 
 
+def _trace(interp: Interpretation, nodes: list[Node], inp: Input, limits: Limits, deadline: float) -> dict:
+    """Every graph node's values on one input: what the browser needs for hovers, thumbnails and the
+    heatmaps of unnamed selectors."""
+    out: dict[str, dict] = {}
+    if inp.array is None:
+        return out
+    vals = run_graph(nodes, inp.array[None, :], {n.id for n in nodes}, deadline, limits)
+    for node in nodes:
+        v = vals[node.id]
+        err = v.errors[0]
+        if err is not None:
+            out[str(node.id)] = {"values": None, "error": _format_error(err)}
+        elif isinstance(node, Selector):
+            out[str(node.id)] = {"values": v.data[0].astype(np.int8).tolist(), "error": None}
+        else:
+            out[str(node.id)] = {"values": v.data[0].tolist(), "type": TYPE_NAMES[v.data.dtype.kind], "error": None}
+    return out
+
+
 def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: list[str] | None,
-                            limits: Limits, deadline: float, extra_diagnostics: list | None = None) -> dict:
+                            limits: Limits, deadline: float, extra_diagnostics: list | None = None,
+                            trace: int | None = None) -> dict:
     diagnostics = list(interp.diagnostics) + list(extra_diagnostics or [])
     definitions = interp.definitions
     if names is not None:
@@ -280,13 +300,19 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
         else:
             results[d.name] = {"kind": "selector", "layer": layer, "head": head,
                                "values": values, "errors": errors}
-    return {
+    doc = {
         "inputs": [inp.tokens for inp in inputs],
         "results": results,
         "analysis": {"layers": analysis["layers"], "heads_per_layer": analysis["heads_per_layer"],
                      "heads": analysis["heads"], "mlps": analysis["mlps"], "graph": analysis["graph"]},
         "diagnostics": diagnostics,
     }
+    if trace is not None and 0 <= trace < len(inputs) and timeout is None:
+        try:
+            doc["trace"] = {"input": trace, "nodes": _trace(interp, nodes, inputs[trace], limits, deadline)}
+        except RaspError as e:
+            diagnostics.append(e.to_diagnostic())
+    return doc
 
 
 _CACHE: "OrderedDict[tuple, Interpretation]" = OrderedDict()
@@ -312,12 +338,13 @@ def _interpret_cached(source: str, limits: Limits, load_dirs, deadline: float) -
 
 
 def evaluate(source: str, inputs=None, names: list[str] | None = None, input_format: str | None = None,
-             limits: Limits | None = None, load_dirs: list | None = None) -> dict:
+             limits: Limits | None = None, load_dirs: list | None = None, trace: int | None = None) -> dict:
     """Evaluate a RASP program on inputs and return the evaluation document (DESIGN section 4).
 
     inputs: strings (one token per character) or lists of tokens; with input_format "json",
     strings holding JSON lists. When no inputs are given, the program's `set example` is used.
     Never raises for a problem in the program or its inputs: those become diagnostics and errors.
+    trace=k adds "trace": the values of every graph node (named or not) on input k.
     """
     limits = limits or DEFAULT_LIMITS
     deadline = time.monotonic() + limits.eval_seconds
@@ -328,4 +355,4 @@ def evaluate(source: str, inputs=None, names: list[str] | None = None, input_for
     parsed, request_error = parse_inputs(items, input_format, limits)
     extra = [request_error.to_diagnostic()] if request_error else []
     extra += [diagnostic(inp.error.message, None, "error", inp.error.kind) for inp in parsed if inp.error]
-    return evaluate_interpretation(interp, parsed, names, limits, deadline, extra)
+    return evaluate_interpretation(interp, parsed, names, limits, deadline, extra, trace)

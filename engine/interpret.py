@@ -190,6 +190,9 @@ class Interpreter:
                 text = " ".join(stmt.expr.span.text(self.sources.get(stmt.span.source, "")).split())
                 if not (isinstance(stmt.expr, ast.Name) and any(d.name == text for d in definitions)):
                     _replace_definition(definitions, Definition(text, value, stmt.span, is_expression=True))
+                    names = self.node_names.setdefault(value.id, [])
+                    if text not in names:
+                        names.append(text)
         elif isinstance(stmt, ast.FuncDef):
             env.vars[stmt.name] = Function(stmt.name, stmt.params, stmt.body, stmt.returns, env, stmt.span)
         elif isinstance(stmt, ast.ForLoop):

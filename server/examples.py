@@ -62,9 +62,15 @@ def read_example(path: Path) -> Example:
     )
 
 
+def _teaching_order(example: Example) -> tuple:
+    """Basics first, then by the number of layers the program needs, then by title."""
+    layers = next((int(t.split()[0]) for t in example.tags if t.split()[0].isdigit()), 9)
+    return (0 if "basics" in example.tags else 1, layers, example.title.lower())
+
+
 @functools.lru_cache(maxsize=4)
 def load_examples(directory: Path = EXAMPLES_DIR) -> tuple[Example, ...]:
-    return tuple(read_example(p) for p in sorted(directory.glob("*.rasp")))
+    return tuple(sorted((read_example(p) for p in directory.glob("*.rasp")), key=_teaching_order))
 
 
 def find_example(example_id: str, directory: Path = EXAMPLES_DIR) -> Example | None:

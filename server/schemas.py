@@ -40,6 +40,8 @@ class EvaluateRequest(BaseModel):
     input_format: Optional[Literal["str", "json"]] = Field(
         None, description="how to read string inputs: 'str' (characters, the default) or 'json'")
     names: Optional[list[str]] = Field(None, description="only these s-ops and selectors (default: all)")
+    trace: Optional[int] = Field(None, ge=0, description="also return every graph node's values (named or not) "
+                                                         "on input number `trace` (0-based), as `trace`")
 
 
 class AnalyzeRequest(BaseModel):
@@ -107,11 +109,23 @@ class Analysis(BaseModel):
     graph: Graph
 
 
+class TracedNode(BaseModel):
+    values: Optional[list[Any]] = Field(description="the node's values (s-op) or 0/1 matrix (selector); null on error")
+    type: Optional[str] = None
+    error: Optional[str] = None
+
+
+class Trace(BaseModel):
+    input: int
+    nodes: dict[str, TracedNode] = Field(description="graph node id -> its values on that input")
+
+
 class EvaluationDocument(BaseModel):
     inputs: list[list[Token]]
     results: dict[str, Result]
     analysis: Analysis
     diagnostics: list[Diagnostic]
+    trace: Optional[Trace] = Field(None, description="only when the request asks for a trace")
 
 
 class AnalysisDocument(Analysis):

@@ -66,7 +66,8 @@ async def evaluate(req: EvaluateRequest, settings: Settings = Depends(get_settin
     check_source(req.source, settings)
     check_inputs(req, settings)
     payload = {"source": req.source, "inputs": list(req.inputs), "names": req.names,
-               "input_format": req.input_format, "limits": asdict(settings.engine_limits())}
+               "input_format": req.input_format, "limits": asdict(settings.engine_limits()),
+               "trace": req.trace}
     return Response(await run_in_pool(pool, "evaluate", payload, settings), media_type="application/json")
 
 

@@ -1,0 +1,404 @@
+"""The browser playground, driven as a new user would: Playwright in Debian's Chromium against a real
+server on loopback. Every page is guarded: a request to anything but 127.0.0.1 fails the test.
+Screenshots of the main views go to test-artifacts/ (look at them)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from pathlib import Path
+from urllib.parse import urlparse
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
+TIMINGS = ARTIFACTS / "browser-timings.json"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run"]
+
+
+@pytest.fixture(scope="session")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    chromium = shutil.which("chromium")
+    assert chromium, "Debian's chromium is needed for the browser tests: `make test-deps` installs it"
+    ARTIFACTS.mkdir(exist_ok=True)
+    with sync_playwright() as p:
+        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
+        yield b
+        b.close()
+
+
+class Guarded:
+    """A browser context whose pages may only talk to 127.0.0.1."""
+
+    def __init__(self, browser, **kw):
+        self.context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, **kw)
+        self.outside: list[str] = []
+        self.errors: list[str] = []
+        self.context.route("**/*", self._guard)
+
+    def _guard(self, route):
+        host = urlparse(route.request.url).hostname
+        if route.request.url.startswith(("data:", "blob:")) or host == "127.0.0.1":
+            route.continue_()
+        else:
+            self.outside.append(route.request.url)
+            route.abort()
+
+    def page(self):
+        page = self.context.new_page()
+        page.on("pageerror", lambda e: self.errors.append(str(e)))
+        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        return page
+
+    def close(self):
+        self.context.close()
+        assert self.outside == [], f"the page requested outside 127.0.0.1: {self.outside}"
+        assert self.errors == [], f"errors in the page: {self.errors}"
+
+
+@pytest.fixture
+def guarded(browser):
+    g = Guarded(browser)
+    yield g
+    g.close()
+
+
+def open_app(page, url, path="/"):
+    start = time.monotonic()
+    page.goto(url + path)
+    page.wait_for_selector("body[data-ready='1']", timeout=15000)
+    return time.monotonic() - start
+
+
+def runs(page) -> int:
+    return int(page.evaluate("document.body.dataset.runs || 0"))
+
+
+def wait_for_run(page, before: int):
+    page.wait_for_function(f"Number(document.body.dataset.runs || 0) > {before}", timeout=10000)
+
+
+def drawn(page) -> int:
+    return int(page.evaluate("document.getElementById('heatmap-plot').dataset.drawn || 0"))
+
+
+def heatmap_z(page):
+    page.wait_for_function("document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
+    return page.evaluate("document.getElementById('heatmap-plot').data[0].z")
+
+
+def set_program(page, source: str):
+    """Replace the editor's text the way a user would (select all, type)."""
+    before = runs(page)
+    page.click(".cm-content")
+    page.keyboard.press("Control+a")
+    page.keyboard.insert_text(source)
+    page.keyboard.press("Control+Enter")
+    wait_for_run(page, before)
+
+
+def record_timing(name: str, value):
+    data = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
+    data[name] = value
+    TIMINGS.write_text(json.dumps(data, indent=2))
+
+
+# ------------------------------------------------------------------ the first visit
+
+def test_page_opens_fast_with_reverse_and_its_views(guarded, live_server):
+    page = guarded.page()
+    start = time.monotonic()
+    seconds = open_app(page, live_server.url)
+    page.wait_for_function("document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
+    heatmap_seconds = time.monotonic() - start
+    record_timing("page_ready_seconds", round(seconds, 3))
+    record_timing("first_heatmap_seconds", round(heatmap_seconds, 3))
+    assert seconds < 1.0  # editor, values and diagram usable; plotly.js loads after the first render
+    assert page.get_attribute("body", "data-editor") == "codemirror"
+    rows = page.locator(".values-table tbody tr")
+    assert rows.count() == 2
+    assert page.locator(".values-table tr[data-name='reverse'] td").all_inner_texts()[:5] == list("olleh")
+    assert page.locator(".values-table thead th").all_inner_texts()[1:6] == list("hello")
+    z = heatmap_z(page)
+    assert z == [[1 if k == 4 - q else 0 for k in range(5)] for q in range(5)]   # flip: the anti-diagonal
+    page.screenshot(path=ARTIFACTS / "main-reverse.png", full_page=True)
+
+
+def test_layer_by_head_diagram_for_reverse_and_sort(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    assert page.locator("#diagram .layer-row").count() == 3          # input + 2 layers
+    assert page.locator("#diagram .head-box[data-layer='1']").count() == 1
+    assert page.locator("#diagram .head-box[data-layer='2']").count() == 1
+    assert "2 layers · heads per layer: 1, 1" in page.inner_text("#diagram-totals")
+    set_program(page, "sorted = sort(tokens, tokens);")
+    assert "2 layers" in page.inner_text("#diagram-totals")
+    assert page.locator("#diagram .head-box[data-layer='1']").count() == 1
+    assert page.locator("#diagram .head-box[data-layer='2']").count() == 1
+    assert page.locator(".values-table tr[data-name='sorted'] td").all_inner_texts()[:5] == list("ehllo")
+    page.screenshot(path=ARTIFACTS / "diagram-sort.png", full_page=True)
+
+
+def test_click_a_head_opens_its_heatmap(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    heatmap_z(page)
+    before = drawn(page)
+    page.click("#diagram .head-box[data-layer='1']")
+    page.wait_for_function(f"Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+    assert "full_s" in page.text_content("#heatmap-title")
+    assert heatmap_z(page) == [[1] * 5] * 5
+    assert page.locator("#diagram .head-box.selected").get_attribute("data-layer") == "1"
+    # keyboard: focus a head and press Enter
+    page.focus("#diagram .head-box[data-layer='2']")
+    page.keyboard.press("Enter")
+    page.wait_for_function("document.getElementById('heatmap-title').textContent.includes('flip')")
+
+
+def test_pick_an_example_from_the_gallery(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    before = runs(page)
+    page.click("#examples-btn")
+    page.wait_for_selector("#gallery-list li")
+    assert page.locator("#gallery-list li").count() >= 20
+    page.screenshot(path=ARTIFACTS / "gallery.png")
+    page.click("#gallery-list button[data-example='histogram']")
+    wait_for_run(page, before)
+    assert "selector_width(same_token)" in page.inner_text(".cm-content")
+    assert page.locator(".values-table tr[data-name='hist'] td").all_inner_texts()[:5] == ["1", "1", "2", "2", "1"]
+    assert "1 layer · heads per layer: 1" in page.inner_text("#diagram-totals")
+
+
+def test_edit_the_input_and_run_with_ctrl_enter(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    before = runs(page)
+    page.fill(".input-row input[type='text']", "abcd")
+    wait_for_run(page, before)
+    page.wait_for_function("document.querySelector(\".values-table tr[data-name='reverse']\").textContent.includes('dcba')")
+    # several inputs at once, one shown at a time
+    before = runs(page)
+    page.click("#add-input")
+    wait_for_run(page, before)
+    before = runs(page)
+    page.locator(".input-row input[type='text']").nth(1).fill("[3, 1, 2]")
+    wait_for_run(page, before)
+    page.wait_for_function("document.querySelector(\".values-table tr[data-name='reverse']\").textContent.includes('213')")
+    set_program(page, "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nrev = aggregate(flip, tokens);\nw = selector_width(flip);")
+    assert page.locator(".values-table tr[data-name='w'] td").all_inner_texts()[:3] == ["1", "1", "1"]
+
+
+def test_heatmap_hover_names_both_sides_and_the_widths(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    heatmap_z(page)
+    hover = page.evaluate("document.getElementById('heatmap-plot').data[0].customdata[0][4]")
+    assert hover.startswith("query 0 (h, query value 4) ← key 4 (o, key value 4)")
+    widths = page.evaluate("document.getElementById('heatmap-plot').data[1].z")
+    assert widths == [[1]] * 5
+    below = page.inner_text("#heatmap-below")
+    assert "result: reverse (per query)" in below and "aggregated: tokens (per key)" in below
+
+
+def test_syntax_error_shows_a_squiggle_on_its_line(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    set_program(page, "a = indices;\nb = a + ;\nc = a * 2;")
+    page.wait_for_selector(".cm-lintRange-error")
+    lines = page.locator(".cm-line")
+    assert lines.nth(1).locator(".cm-lintRange-error").count() == 1
+    assert lines.nth(0).locator(".cm-lintRange-error").count() == 0
+    assert "2:9 error: unexpected ';'" in page.inner_text("#problems")
+    # the rest of the program still runs
+    assert page.locator(".values-table tr[data-name='c'] td").all_inner_texts()[:5] == ["0", "2", "4", "6", "8"]
+    page.hover(".cm-lintRange-error")
+    page.wait_for_selector(".cm-tooltip-lint", timeout=5000)
+    assert "unexpected ';'" in page.inner_text(".cm-tooltip-lint")
+    page.screenshot(path=ARTIFACTS / "syntax-error.png", full_page=True)
+
+
+def test_ctrl_enter_to_heatmap_is_fast_up_to_32_tokens(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    heatmap_z(page)
+    before = runs(page)
+    page.fill(".input-row input[type='text']", "abcdefghijklmnopqrstuvwxyzabcdef")  # 32 tokens
+    wait_for_run(page, before)
+    samples = []
+    for _ in range(8):
+        before = drawn(page)
+        page.click(".cm-content")
+        start = page.evaluate("performance.now()")
+        page.keyboard.press("Control+Enter")
+        page.wait_for_function(f"Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+        samples.append(page.evaluate("performance.now()") - start)
+    assert len(heatmap_z(page)) == 32
+    samples.sort()
+    record_timing("ctrl_enter_to_heatmap_ms_n32", {"median": round(samples[len(samples) // 2], 1),
+                                                    "max": round(samples[-1], 1)})
+    assert samples[len(samples) // 2] < 200
+    page.screenshot(path=ARTIFACTS / "heatmap-n32.png", full_page=True)
+
+
+# ------------------------------------------------------------------ sharing
+
+def test_share_link_restores_the_same_state_in_a_fresh_context(browser, guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    set_program(page, "x = indices * 3;\nsame = select(tokens, tokens, ==);\nh = selector_width(same);")
+    before = runs(page)
+    page.fill(".input-row input[type='text']", "banana")
+    wait_for_run(page, before)
+    page.click(".values-table tr[data-name='h'] th button")
+    page.click("#share-btn")
+    page.wait_for_selector("#toast a")
+    link = page.get_attribute("#toast a", "href")
+    assert re.match(r"^http://127\.0\.0\.1:\d+/#v1=[A-Za-z0-9_-]+$", link)
+    other = Guarded(browser)
+    try:
+        fresh = other.page()
+        fresh.goto(link)
+        fresh.wait_for_selector("body[data-ready='1']")
+        assert "h = selector_width(same);" in fresh.inner_text(".cm-content")
+        assert fresh.input_value(".input-row input[type='text']") == "banana"
+        assert fresh.locator(".values-table tr[data-name='h'] td").all_inner_texts()[:6] == ["1", "3", "2", "3", "2", "3"]
+        heatmap_z(fresh)
+        assert "same" in fresh.text_content("#heatmap-title")
+    finally:
+        other.close()
+
+
+def test_short_link_round_trip(browser, guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    set_program(page, "y = indices + 100;")
+    page.click("#shortlink-btn")
+    page.wait_for_selector("#toast a")
+    link = page.get_attribute("#toast a", "href")
+    assert re.match(r"^http://127\.0\.0\.1:\d+/s/[a-z2-7]{12}$", link)
+    other = Guarded(browser)
+    try:
+        fresh = other.page()
+        fresh.goto(link)
+        fresh.wait_for_selector("body[data-ready='1']")
+        assert "y = indices + 100;" in fresh.inner_text(".cm-content")
+        assert fresh.locator(".values-table tr[data-name='y'] td").all_inner_texts()[:2] == ["100", "101"]
+    finally:
+        other.close()
+
+
+def test_embed_mode_is_read_only_with_a_way_back(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    page.click("#embed-btn")
+    page.wait_for_selector("#toast a")
+    link = page.get_attribute("#toast a", "href")
+    assert "/embed#v1=" in link
+    embed = guarded.page()
+    embed.goto(link)
+    embed.wait_for_selector("body[data-ready='1']")
+    assert embed.locator("#topbar").is_hidden()
+    assert embed.get_attribute(".cm-content", "contenteditable") == "false"
+    text = embed.inner_text(".cm-content")
+    embed.click(".cm-content")
+    embed.keyboard.type("zzz")
+    assert embed.inner_text(".cm-content") == text
+    back = embed.get_attribute("#open-in-rasplay", "href")
+    assert re.match(r"^http://127\.0\.0\.1:\d+/#v1=", back)
+    assert embed.locator(".values-table tr[data-name='reverse']").count() == 1
+    embed.screenshot(path=ARTIFACTS / "embed.png", full_page=True)
+
+
+# ------------------------------------------------------------------ teaching
+
+def test_presenter_mode_steps_through_layers(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    page.click("#present-btn")
+    assert page.is_visible("#present-bar")
+    assert page.inner_text("#layer-label") == "Layer 1 of 2"
+    assert "hot" in page.get_attribute("#diagram .layer-row[data-layer='1']", "class")
+    heatmap_z(page)
+    assert "full_s" in page.text_content("#heatmap-title")
+    page.screenshot(path=ARTIFACTS / "presenter-layer1.png", full_page=True)
+    page.keyboard.press("ArrowRight")
+    assert page.inner_text("#layer-label") == "Layer 2 of 2"
+    assert "hot" in page.get_attribute("#diagram .layer-row[data-layer='2']", "class")
+    assert "dim" in page.get_attribute("#diagram .layer-row[data-layer='1']", "class")
+    assert "flip" in page.text_content("#heatmap-title")
+    assert "hot" in page.get_attribute(".values-table tr[data-name='reverse']", "class")
+    font = page.evaluate("parseFloat(getComputedStyle(document.body).fontSize)")
+    assert font >= 19
+    page.screenshot(path=ARTIFACTS / "presenter-layer2.png", full_page=True)
+    page.keyboard.press("ArrowLeft")
+    assert page.inner_text("#layer-label") == "Layer 1 of 2"
+    page.keyboard.press("Escape")
+    assert page.is_hidden("#present-bar")
+
+
+def test_png_and_svg_export_download_files(guarded, live_server, tmp_path):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    heatmap_z(page)
+    for target in ("heatmap", "diagram"):
+        for fmt in ("png", "svg"):
+            with page.expect_download() as info:
+                page.click(f"button[data-export='{target}'][data-format='{fmt}']")
+            path = tmp_path / info.value.suggested_filename
+            info.value.save_as(path)
+            data = path.read_bytes()
+            assert path.suffix == f".{fmt}" and len(data) > 500
+            if fmt == "png":
+                assert data[:8] == b"\x89PNG\r\n\x1a\n"
+            else:
+                assert b"<svg" in data[:2000]
+
+
+def test_a_textarea_still_works_without_the_codemirror_bundle(browser, live_server):
+    g = Guarded(browser)
+    g.context.route("**/vendor/codemirror.bundle.js", lambda route: route.abort())
+    try:
+        page = g.page()
+        open_app(page, live_server.url)
+        assert page.get_attribute("body", "data-editor") == "textarea"
+        before = runs(page)
+        page.fill("textarea.fallback", "z = indices * 10;")
+        page.keyboard.press("Control+Enter")
+        wait_for_run(page, before)
+        assert page.locator(".values-table tr[data-name='z'] td").all_inner_texts()[:2] == ["0", "10"]
+    finally:
+        g.errors = [e for e in g.errors if "codemirror" not in e.lower() and "Failed to load" not in e
+                    and "Failed to fetch dynamically imported module" not in e]
+        g.close()
+
+
+def test_bad_link_falls_back_to_an_example_with_a_message(guarded, live_server):
+    page = guarded.page()
+    page.goto(live_server.url + "/#v1=notavalidlink")
+    page.wait_for_selector("body[data-ready='1']")
+    assert "could not be opened" in page.inner_text("#toast")
+    assert page.locator(".values-table tr[data-name='reverse']").count() == 1
+
+
+def test_layout_fits_1280x720_and_a_projector(browser, live_server):
+    for width, height, name in ((1280, 720, "layout-1280x720.png"), (1920, 1080, "layout-1920x1080.png")):
+        g = Guarded(browser)
+        try:
+            g.context.close()
+            g.context = browser.new_context(viewport={"width": width, "height": height})
+            g.context.route("**/*", g._guard)
+            page = g.page()
+            open_app(page, live_server.url)
+            overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
+            assert not overflow
+            assert page.is_visible("#diagram svg") and page.is_visible(".values-table")
+            page.screenshot(path=ARTIFACTS / name)
+        finally:
+            g.close()

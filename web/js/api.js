@@ -1,0 +1,31 @@
+// The REST API (/api/v1). Every failure becomes an ApiError with the server's message.
+
+export class ApiError extends Error {
+  constructor(status, body) {
+    const err = (body && body.error) || {};
+    super(err.message || `request failed (${status})`);
+    this.status = status;
+    this.kind = err.kind || "network";
+  }
+}
+
+async function call(method, path, body) {
+  let response;
+  try {
+    response = await fetch(`/api/v1${path}`, {
+      method,
+      headers: body ? { "Content-Type": "application/json" } : {},
+      body: body ? JSON.stringify(body) : undefined,
+    });
+  } catch (e) {
+    throw new ApiError(0, { error: { kind: "network", message: "the rasplay server cannot be reached" } });
+  }
+  const data = await response.json().catch(() => null);
+  if (!response.ok) throw new ApiError(response.status, data);
+  return data;
+}
+
+export const evaluate = (source, inputs, trace) => call("POST", "/evaluate", { source, inputs, trace });
+export const examples = () => call("GET", "/examples");
+export const example = (id) => call("GET", `/examples/${encodeURIComponent(id)}`);
+export const share = (state) => call("POST", "/share", { state });

@@ -1,0 +1,148 @@
+// The program editor: CodeMirror 6 with a RASP mode and the server's diagnostics as squiggles.
+// If the CodeMirror bundle cannot load, a plain textarea with the same interface takes its place.
+
+const KEYWORDS = ["def", "return", "for", "in", "if", "else", "and", "or", "not", "load", "draw", "select"];
+const BUILTINS = ["aggregate", "selector_width", "round", "indicator", "range", "zip", "len", "tokens", "indices",
+  "tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis"];
+const LIBRARY = ["length", "full_s", "has_focus", "count", "contains", "max", "min", "average", "load_from_location",
+  "shift", "mark_first_instance", "mark_last_instance", "select_from_first", "select_from_last", "sort",
+  "select_next_identical"];
+const ATOMS = ["True", "False"];
+
+function raspMode() {
+  const kw = new Set(KEYWORDS), bi = new Set(BUILTINS), lib = new Set(LIBRARY), atoms = new Set(ATOMS);
+  return {
+    name: "rasp",
+    token(stream) {
+      if (stream.eatSpace()) return null;
+      if (stream.peek() === "#") { stream.skipToEnd(); return "comment"; }
+      const quote = stream.peek();
+      if (quote === '"' || quote === "'") {
+        stream.next();
+        while (!stream.eol()) { if (stream.next() === quote) break; }
+        return "string";
+      }
+      if (stream.match(/^(\d+\.\d*|\.\d+|\d+)([eE][-+]?\d+)?/)) return "number";
+      if (stream.match(/^[A-Za-z_][A-Za-z0-9_]*/)) {
+        const w = stream.current();
+        if (kw.has(w)) return "keyword";
+        if (atoms.has(w)) return "atom";
+        if (bi.has(w)) return "builtin";
+        if (lib.has(w)) return "variable-2";
+        return "variable";
+      }
+      if (stream.match(/^(==|!=|<=|>=|[-+*/%^<>=])/)) return "operator";
+      stream.next();
+      return null;
+    },
+    languageData: { commentTokens: { line: "#" } },
+  };
+}
+
+function offsetOf(doc, line, col) {
+  const l = doc.line(Math.min(Math.max(line, 1), doc.lines));
+  return Math.min(l.from + Math.max(col - 1, 0), l.to);
+}
+
+export function toCodeMirrorDiagnostics(doc, diagnostics) {
+  return diagnostics.filter((d) => d.line).map((d) => {
+    const from = offsetOf(doc, d.line, d.col);
+    let to = d.end_line ? offsetOf(doc, d.end_line, d.end_col) : from + 1;
+    if (to <= from) to = Math.min(from + 1, doc.length);
+    return { from, to, severity: d.severity === "info" ? "info" : d.severity, message: d.message, source: d.kind };
+  });
+}
+
+async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) {
+  const cm = await import("/vendor/codemirror.bundle.js");
+  const { EditorView, EditorState, basicSetup, keymap, StreamLanguage, HighlightStyle, syntaxHighlighting, tags,
+    lintGutter, setDiagnostics, indentWithTab, autocompletion, completeFromList } = cm;
+  const highlight = HighlightStyle.define([
+    { tag: tags.keyword, color: "#0b3d8c", fontWeight: "600" },
+    { tag: tags.string, color: "#9a4c00" },
+    { tag: tags.number, color: "#007a5e" },
+    { tag: tags.comment, color: "#6b7785", fontStyle: "italic" },
+    { tag: tags.atom, color: "#007a5e" },
+    { tag: tags.standard(tags.variableName), color: "#8a3ffc" },
+    { tag: tags.special(tags.variableName), color: "#0072B2" },
+    { tag: tags.operator, color: "#444" },
+  ]);
+  const words = [...KEYWORDS, ...BUILTINS, ...LIBRARY, ...ATOMS].map((label) => ({
+    label, type: KEYWORDS.includes(label) ? "keyword" : LIBRARY.includes(label) ? "function" : "variable",
+  }));
+  const language = StreamLanguage.define(raspMode());
+  const view = new EditorView({
+    parent,
+    state: EditorState.create({
+      doc: initial,
+      extensions: [
+        keymap.of([
+          { key: "Mod-Enter", run: () => { onRun(); return true; } },
+          indentWithTab,
+        ]),
+        basicSetup,
+        language,
+        language.data.of({ autocomplete: completeFromList(words) }),
+        autocompletion(),
+        syntaxHighlighting(highlight),
+        lintGutter(),
+        EditorState.readOnly.of(readOnly),
+        EditorView.editable.of(!readOnly),
+        EditorView.contentAttributes.of({ "aria-label": "RASP program" }),
+        EditorView.lineWrapping,
+        EditorView.updateListener.of((u) => { if (u.docChanged) onChange(u.state.doc.toString()); }),
+      ],
+    }),
+  });
+  return {
+    kind: "codemirror",
+    getValue: () => view.state.doc.toString(),
+    setValue(text) { view.dispatch({ changes: { from: 0, to: view.state.doc.length, insert: text } }); },
+    setDiagnostics(diagnostics) {
+      view.dispatch(setDiagnostics(view.state, toCodeMirrorDiagnostics(view.state.doc, diagnostics)));
+    },
+    goTo(line, col) {
+      const pos = offsetOf(view.state.doc, line, col);
+      view.dispatch({ selection: { anchor: pos }, scrollIntoView: true });
+      view.focus();
+    },
+    focus: () => view.focus(),
+  };
+}
+
+function textareaEditor(parent, { initial, onChange, onRun, readOnly }) {
+  const area = document.createElement("textarea");
+  area.className = "fallback";
+  area.value = initial;
+  area.readOnly = readOnly;
+  area.spellcheck = false;
+  area.setAttribute("aria-label", "RASP program");
+  area.addEventListener("input", () => onChange(area.value));
+  area.addEventListener("keydown", (e) => {
+    if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); onRun(); }
+  });
+  parent.replaceChildren(area);
+  return {
+    kind: "textarea",
+    getValue: () => area.value,
+    setValue(text) { area.value = text; },
+    setDiagnostics() {},  // the problems list under the editor shows them
+    goTo(line, col) {
+      const lines = area.value.split("\n");
+      let pos = 0;
+      for (let i = 0; i < line - 1 && i < lines.length; i++) pos += lines[i].length + 1;
+      area.focus();
+      area.setSelectionRange(pos + col - 1, pos + col - 1);
+    },
+    focus: () => area.focus(),
+  };
+}
+
+export async function createEditor(parent, options) {
+  try {
+    return await codeMirrorEditor(parent, options);
+  } catch (e) {
+    console.warn("CodeMirror did not load; using a plain text area", e);
+    return textareaEditor(parent, options);
+  }
+}

@@ -1,0 +1,61 @@
+// PNG and SVG export of any heatmap (through plotly) or of the layer x head diagram.
+
+const STYLE_PROPS = ["fill", "stroke", "stroke-width", "opacity", "font-family", "font-size", "font-weight", "font-style"];
+
+function inlineStyles(source, clone) {
+  const a = source.querySelectorAll("*"), b = clone.querySelectorAll("*");
+  a.forEach((node, i) => {
+    const cs = getComputedStyle(node);
+    const style = STYLE_PROPS.map((p) => `${p}:${cs.getPropertyValue(p)}`).join(";");
+    b[i].setAttribute("style", style);
+  });
+}
+
+function download(blob, filename) {
+  const a = document.createElement("a");
+  a.href = URL.createObjectURL(blob);
+  a.download = filename;
+  document.body.append(a);
+  a.click();
+  setTimeout(() => { URL.revokeObjectURL(a.href); a.remove(); }, 1000);
+}
+
+function svgBlob(svgElement) {
+  const clone = svgElement.cloneNode(true);
+  inlineStyles(svgElement, clone);
+  clone.setAttribute("xmlns", "http://www.w3.org/2000/svg");
+  const text = new XMLSerializer().serializeToString(clone);
+  return new Blob([text], { type: "image/svg+xml" });
+}
+
+async function pngFromSvg(svgElement) {
+  const blob = svgBlob(svgElement);
+  const url = URL.createObjectURL(blob);
+  const img = new Image();
+  await new Promise((resolve, reject) => { img.onload = resolve; img.onerror = reject; img.src = url; });
+  const scale = 2;
+  const canvas = document.createElement("canvas");
+  canvas.width = svgElement.width.baseVal.value * scale;
+  canvas.height = svgElement.height.baseVal.value * scale;
+  const ctx = canvas.getContext("2d");
+  ctx.fillStyle = "#fff";
+  ctx.fillRect(0, 0, canvas.width, canvas.height);
+  ctx.scale(scale, scale);
+  ctx.drawImage(img, 0, 0);
+  URL.revokeObjectURL(url);
+  return new Promise((resolve) => canvas.toBlob(resolve, "image/png"));
+}
+
+export async function exportDiagram(container, format, name = "rasplay-diagram") {
+  const svgElement = container.querySelector("svg");
+  if (!svgElement) throw new Error("nothing to export yet");
+  const blob = format === "svg" ? svgBlob(svgElement) : await pngFromSvg(svgElement);
+  download(blob, `${name}.${format}`);
+}
+
+export async function exportHeatmap(plot, format, name = "rasplay-heatmap") {
+  if (!window.Plotly || !plot.data) throw new Error("no heatmap to export yet");
+  const url = await window.Plotly.toImage(plot, { format, scale: format === "png" ? 2 : 1 });
+  const blob = await (await fetch(url)).blob();
+  download(blob, `${name}.${format}`);
+}

@@ -1,0 +1,154 @@
+// Selector heatmaps (plotly.js, served locally): queries as rows, keys as columns, both axes labelled
+// with position and token; selected cells filled; hover names both sides; a side column with each
+// row's selector width; below, the aggregated values and the results.
+
+import { displayName, graphIndex, selectorOf, traced, usersOfSelector } from "./docmodel.js";
+import { loadPlotly, plotlyReady } from "./plotly.js";
+import { el, formatValue } from "./values.js";
+
+export const SELECTED = "#0072B2";   // Okabe–Ito blue
+export const EMPTY = "#f1f3f6";
+
+function cellSize(n) {
+  return Math.max(6, Math.min(30, Math.floor(560 / Math.max(n, 1))));
+}
+
+function tickLabels(tokens, prefix) {
+  return tokens.map((t, i) => `${prefix}${i} ${formatValue(t)}`);
+}
+
+// A generic heatmap: `matrix` (0/1) drawn filled, or `fill` (floats) drawn as a colour ramp with the
+// 0/1 `matrix` outlined on top. Reused by the Compile and Train views.
+export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tokens, hover, widths = null,
+  fillTitle = "attention", title = "" }) {
+  const n = rowTokens.length, m = tokens.length;
+  const size = cellSize(Math.max(n, m));
+  const x = tickLabels(tokens, "k"), y = tickLabels(rowTokens, "q");
+  const traces = [{
+    type: "heatmap", z: fill || matrix, x, y, customdata: hover, hovertemplate: "%{customdata}<extra></extra>",
+    colorscale: fill ? "Viridis" : [[0, EMPTY], [1, SELECTED]], zmin: 0, zmax: 1, showscale: Boolean(fill),
+    colorbar: fill ? { title: { text: fillTitle, side: "right" }, thickness: 10, len: 0.6 } : undefined,
+    xgap: m <= 64 ? 1 : 0, ygap: n <= 64 ? 1 : 0, xaxis: "x", yaxis: "y",
+  }];
+  const shapes = [];
+  if (fill && matrix) {
+    matrix.forEach((row, qi) => row.forEach((v, ki) => {
+      if (v) shapes.push({ type: "rect", xref: "x", yref: "y", x0: ki - 0.5, x1: ki + 0.5, y0: qi - 0.5, y1: qi + 0.5,
+        line: { color: "#E69F00", width: m <= 32 ? 2.5 : 1 }, fillcolor: "rgba(0,0,0,0)" });
+    }));
+  }
+  if (widths) {
+    traces.push({
+      type: "heatmap", z: widths.map((w) => [w]), x: ["width"], y, xaxis: "x2", yaxis: "y",
+      colorscale: [[0, "#ffffff"], [1, "#fff3d6"]], showscale: false, texttemplate: "%{z}",
+      hovertemplate: "query %{y}: selects %{z} keys<extra></extra>", xgap: 1, ygap: n <= 64 ? 1 : 0,
+    });
+  }
+  const plotWidth = m * size, sideWidth = widths ? 46 : 0;
+  const labelRoom = 70;
+  const layout = {
+    width: plotWidth + sideWidth + labelRoom + 40 + (fill ? 70 : 0),
+    height: n * size + labelRoom + 40,
+    margin: { l: labelRoom, r: 20 + (fill ? 60 : 0), t: title ? 30 : 10, b: labelRoom },
+    title: title ? { text: title, font: { size: 13 } } : undefined,
+    xaxis: { domain: [0, plotWidth / (plotWidth + sideWidth || 1) - (widths ? 0.01 : 0)], side: "bottom",
+      tickangle: -45, title: { text: "keys", standoff: 4 }, fixedrange: false,
+      tickfont: { family: "DejaVu Sans Mono, monospace", size: size < 12 ? 8 : 11 } },
+    yaxis: { autorange: "reversed", title: { text: "queries", standoff: 4 },
+      tickfont: { family: "DejaVu Sans Mono, monospace", size: size < 12 ? 8 : 11 } },
+    xaxis2: { domain: [plotWidth / (plotWidth + sideWidth || 1), 1], showticklabels: true, fixedrange: true,
+      tickfont: { size: 10 } },
+    shapes,
+    plot_bgcolor: "#fff", paper_bgcolor: "#fff",
+    font: { family: "system-ui, DejaVu Sans, sans-serif", size: 12 },
+  };
+  if (!widths) delete layout.xaxis2;
+  return window.Plotly.react(plot, traces, layout, { displaylogo: false, responsive: false,
+    modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } });
+}
+
+function hoverText(tokens, matrix, keyValues, queryValues) {
+  return matrix.map((row, q) => row.map((v, k) => {
+    const qv = queryValues ? `, query value ${formatValue(queryValues[q])}` : "";
+    const kv = keyValues ? `, key value ${formatValue(keyValues[k])}` : "";
+    return `query ${q} (${formatValue(tokens[q])}${qv}) ← key ${k} (${formatValue(tokens[k])}${kv})` +
+      (v ? "<br><b>selected</b>" : "<br>not selected");
+  }));
+}
+
+function describe(doc, selId) {
+  const { nodes, inputs } = graphIndex(doc);
+  const node = nodes.get(selId);
+  const parts = [`<code>${node.label}</code>`];
+  if (node.head !== null && node.head !== undefined) parts.push(`layer ${node.layer}, head ${node.head}`);
+  else parts.push(`layer ${node.layer} (not aggregated)`);
+  if (node.kind === "select") {
+    const ins = inputs.get(selId);
+    parts.push(`keys: ${displayName(doc, ins.keys)}, queries: ${displayName(doc, ins.queries)}`);
+  }
+  return parts.join(" · ");
+}
+
+// Show the selector behind `nodeId` (a selector, aggregate or selector_width) for the traced input.
+export function showSelector(doc, nodeId, parts) {
+  const { plot, title, note, below } = parts;
+  if (!plotlyReady()) {
+    title.textContent = "Selector";
+    note.textContent = "loading the heatmap view…";
+    loadPlotly().then(() => showSelector(doc, nodeId, parts)).catch((e) => { note.textContent = e.message; });
+    return selectorOf(doc, nodeId);
+  }
+  const selId = selectorOf(doc, nodeId);
+  below.replaceChildren();
+  if (selId === null || selId === undefined || !doc.trace) {
+    title.textContent = "Selector";
+    note.textContent = "Click a selector, an aggregate or a head to see its attention pattern.";
+    window.Plotly && window.Plotly.purge(plot);
+    return null;
+  }
+  const matrix = traced(doc, selId);
+  const tokens = doc.inputs[doc.trace.input];
+  title.textContent = `Selector: ${displayName(doc, selId)}`;
+  if (!matrix) {
+    note.textContent = (doc.trace.nodes[String(selId)] || {}).error || "this selector failed on this input";
+    window.Plotly.purge(plot);
+    return selId;
+  }
+  note.innerHTML = describe(doc, selId);
+  const { nodes, inputs } = graphIndex(doc);
+  const node = nodes.get(selId);
+  const ins = inputs.get(selId) || {};
+  const keyValues = node.kind === "select" ? traced(doc, ins.keys) : null;
+  const queryValues = node.kind === "select" ? traced(doc, ins.queries) : null;
+  const widths = matrix.map((row) => row.reduce((a, b) => a + b, 0));
+  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths })
+    .then(() => { plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1); });
+
+  // below: what the heads built on this selector read (per key) and produce (per query)
+  const table = el("table", { class: "below", "aria-label": "Aggregated values and results" });
+  const row = (label, values) => {
+    const tr = el("tr", {}, el("th", { scope: "row" }, label));
+    (values || tokens.map(() => null)).forEach((v) => tr.append(el("td", {}, formatValue(v))));
+    table.append(tr);
+  };
+  row("position", tokens.map((_, i) => i));
+  row("token", tokens);
+  if (keyValues) row(`keys: ${displayName(doc, ins.keys)}`, keyValues);
+  if (queryValues) row(`queries: ${displayName(doc, ins.queries)}`, queryValues);
+  for (const user of usersOfSelector(doc, selId)) {
+    if (user.kind === "aggregate") {
+      const sopId = inputs.get(user.id).sop;
+      row(`aggregated: ${displayName(doc, sopId)} (per key)`, traced(doc, sopId));
+      row(`result: ${user.name} (per query)`, traced(doc, user.id));
+    } else {
+      row(`selector_width: ${user.name}`, traced(doc, user.id));
+    }
+  }
+  below.append(table);
+  plot.removeAllListeners && plot.removeAllListeners("plotly_click");
+  plot.on && plot.on("plotly_click", (ev) => {
+    const p = ev.points && ev.points[0];
+    if (p && p.customdata) note.innerHTML = `${describe(doc, selId)}<br>locked: ${p.customdata}`;
+  });
+  return selId;
+}

@@ -1,0 +1,303 @@
+// rasplay's browser app: wires the editor, inputs, values, diagram, heatmap, gallery, sharing,
+// embed and presenter modes around one state object and the REST API. No RASP logic lives here.
+
+import * as api from "./api.js";
+import { renderDiagram } from "./diagram.js";
+import { ATTENTION_KINDS, defaultSelection, graphIndex, resolve, selectorOf } from "./docmodel.js";
+import { createEditor } from "./editor.js";
+import { exportDiagram, exportHeatmap } from "./export.js";
+import { openGallery } from "./gallery.js";
+import { showSelector } from "./heatmap.js";
+import { loadPlotly } from "./plotly.js";
+import { copyText, embedLink, shareLink, shortLink } from "./share.js";
+import { applyShared, linkFor, parseInputText, readHash, saveHashSoon, shareable, state } from "./state.js";
+import { el, renderValues } from "./values.js";
+
+const $ = (id) => document.getElementById(id);
+const embedMode = location.pathname.replace(/\/+$/, "") === "/embed";
+let editor = null;
+let runSeq = 0;
+let runTimer = null;
+let presentLayer = null;
+const timings = [];
+
+// ------------------------------------------------------------------ status and messages
+
+function setStatus(text) { $("status").textContent = text; }
+
+let toastTimer = null;
+function toast(message, link = null) {
+  const box = $("toast");
+  box.replaceChildren(document.createTextNode(message));
+  if (link) box.append(" ", el("a", { href: link, target: "_blank", rel: "noopener" }, link));
+  box.hidden = false;
+  clearTimeout(toastTimer);
+  toastTimer = setTimeout(() => { box.hidden = true; }, link ? 12000 : 5000);
+}
+
+// ------------------------------------------------------------------ running
+
+function scheduleRun(delay = 250) {
+  clearTimeout(runTimer);
+  runTimer = setTimeout(runNow, delay);
+}
+
+async function runNow() {
+  clearTimeout(runTimer);
+  const seq = ++runSeq;
+  const started = performance.now();
+  state.source = editor ? editor.getValue() : state.source;
+  const inputs = state.inputs.map((t) => parseInputText(t).value);
+  state.current = Math.min(state.current, inputs.length - 1);
+  setStatus("running…");
+  try {
+    const doc = await api.evaluate(state.source, inputs, state.current);
+    if (seq !== runSeq) return;
+    state.doc = doc;
+    renderAll();
+    const ms = performance.now() - started;
+    timings.push(ms);
+    const errors = doc.diagnostics.filter((d) => d.severity === "error").length;
+    setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
+      `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
+  } catch (e) {
+    if (seq !== runSeq) return;
+    setStatus(e.message);
+    showProblems([{ severity: "error", message: e.message }]);
+  } finally {
+    if (seq === runSeq) document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
+  }
+  if (!embedMode) saveHashSoon();
+}
+
+// ------------------------------------------------------------------ rendering
+
+function showProblems(diagnostics) {
+  const list = $("problems");
+  list.replaceChildren(...diagnostics.map((d) => {
+    const where = d.line ? `${d.line}:${d.col} ` : "";
+    const li = el("li", { class: d.severity, tabindex: "0" }, `${where}${d.severity}: ${d.message}`);
+    if (d.line) {
+      const go = () => editor.goTo(d.line, d.col);
+      li.addEventListener("click", go);
+      li.addEventListener("keydown", (e) => { if (e.key === "Enter") go(); });
+    }
+    return li;
+  }));
+}
+
+function opensHeatmap(name) {
+  const id = resolve(state.doc, name);
+  if (id === null) return false;
+  const node = graphIndex(state.doc).nodes.get(id);
+  return Boolean(node && (ATTENTION_KINDS.has(node.kind) || node.kind.startsWith("select")));
+}
+
+function currentSelector() {
+  const doc = state.doc;
+  let id = resolve(doc, state.selection);
+  if (id === null || selectorOf(doc, id) === null) {
+    state.selection = defaultSelection(doc);
+    id = resolve(doc, state.selection);
+  }
+  return id === null ? null : selectorOf(doc, id);
+}
+
+function renderHeatmap() {
+  const id = resolve(state.doc, state.selection);
+  return showSelector(state.doc, id === null ? -1 : id, {
+    plot: $("heatmap-plot"), title: $("heatmap-title"), note: $("heatmap-note"), below: $("heatmap-below"),
+  });
+}
+
+function renderAll() {
+  const doc = state.doc;
+  if (!doc) return;
+  editor.setDiagnostics(doc.diagnostics);
+  showProblems(doc.diagnostics);
+  renderInputs();
+  const selectorId = currentSelector();
+  renderValues($("values"), doc, state.current, {
+    onSelect: select, opensHeatmap, selection: state.selection, presentLayer,
+  });
+  renderDiagram($("diagram"), $("diagram-totals"), doc, {
+    onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer,
+  });
+  renderHeatmap();
+}
+
+function select(selection, selectorId = null) {
+  state.selection = selection;
+  const doc = state.doc;
+  if (selectorId === null) {
+    const id = resolve(doc, selection);
+    selectorId = id === null ? null : selectorOf(doc, id);
+  }
+  // prefer the selector's own name when it has one
+  if (selectorId !== null) {
+    const node = graphIndex(doc).nodes.get(selectorId);
+    if (selection.startsWith("#") && node.names.length) state.selection = node.names[0];
+  }
+  renderAll();
+  if (!embedMode) saveHashSoon();
+}
+
+// ------------------------------------------------------------------ inputs
+
+function renderInputs() {
+  const box = $("inputs");
+  const focused = document.activeElement && document.activeElement.dataset ? document.activeElement.dataset.index : null;
+  box.replaceChildren(...state.inputs.map((text, i) => {
+    const parsed = parseInputText(text);
+    const row = el("div", { class: `input-row${i === state.current ? " current" : ""}` });
+    const radio = el("input", { type: "radio", name: "current-input", "aria-label": `show input ${i + 1}` });
+    radio.checked = i === state.current;
+    radio.addEventListener("change", () => { state.current = i; runNow(); });
+    const field = el("input", { type: "text", value: text, "data-index": String(i), spellcheck: "false",
+      "aria-label": `input ${i + 1}`, autocomplete: "off" });
+    field.value = text;
+    field.addEventListener("input", () => { state.inputs[i] = field.value; state.current = i; scheduleRun(); });
+    field.addEventListener("keydown", (e) => { if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); runNow(); } });
+    row.append(radio, field);
+    if (state.inputs.length > 1) {
+      row.append(el("button", { type: "button", class: "small", "aria-label": `remove input ${i + 1}`, onclick: () => {
+        state.inputs.splice(i, 1);
+        state.current = Math.min(state.current, state.inputs.length - 1);
+        runNow();
+      } }, "✕"));
+    }
+    if (parsed.error) row.append(el("span", { class: "input-error" }, parsed.error));
+    return row;
+  }));
+  if (focused !== null && focused !== undefined) {
+    const field = box.querySelector(`input[data-index="${focused}"]`);
+    if (field) { field.focus(); field.setSelectionRange(field.value.length, field.value.length); }
+  }
+}
+
+// ------------------------------------------------------------------ presenter mode
+
+function setPresenting(on) {
+  document.body.classList.toggle("presenting", on);
+  $("present-btn").setAttribute("aria-pressed", String(on));
+  $("present-bar").hidden = !on;
+  presentLayer = on ? 1 : null;
+  if (on) stepLayer(0); else renderAll();
+}
+
+function stepLayer(delta) {
+  const layers = state.doc ? state.doc.analysis.layers : 0;
+  if (!layers) return;
+  presentLayer = Math.min(Math.max((presentLayer || 1) + delta, 1), layers);
+  $("layer-label").textContent = `Layer ${presentLayer} of ${layers}`;
+  const head = state.doc.analysis.heads[presentLayer - 1][0];
+  if (head) state.selection = graphIndex(state.doc).nodes.get(head.selector).names[0] || `#${head.selector}`;
+  renderAll();
+}
+
+// ------------------------------------------------------------------ loading programs
+
+async function loadExample(ex) {
+  state.source = ex.source;
+  state.inputs = [ex.input];
+  state.current = 0;
+  state.selection = ex.output || null;
+  editor.setValue(ex.source);
+  await runNow();
+}
+
+async function initialState() {
+  try {
+    const shared = await readHash();
+    if (shared) { applyShared(shared); return; }
+  } catch (e) {
+    toast(`This link could not be opened: ${e.message}. Showing an example instead.`);
+  }
+  const ex = await api.example("reverse");
+  state.source = ex.source;
+  state.inputs = [ex.input];
+  state.selection = ex.output;
+}
+
+// ------------------------------------------------------------------ wiring
+
+function wire() {
+  $("run-btn").addEventListener("click", runNow);
+  $("add-input").addEventListener("click", () => {
+    state.inputs.push(state.inputs[state.inputs.length - 1] || "abc");
+    state.current = state.inputs.length - 1;
+    runNow().then(() => { const f = $("inputs").querySelector(`input[data-index="${state.current}"]`); if (f) f.focus(); });
+  });
+  $("examples-btn").addEventListener("click", () => openGallery($("gallery"), $("gallery-list"), loadExample)
+    .catch((e) => toast(e.message)));
+  $("keys-btn").addEventListener("click", () => $("keys").showModal());
+  $("share-btn").addEventListener("click", async () => {
+    const link = await shareLink();
+    history.replaceState(null, "", link.slice(location.origin.length));
+    toast((await copyText(link)) ? "Link copied:" : "Link:", link);
+  });
+  $("shortlink-btn").addEventListener("click", async () => {
+    try {
+      const link = await shortLink();
+      toast((await copyText(link)) ? "Short link copied:" : "Short link:", link);
+    } catch (e) { toast(e.message); }
+  });
+  $("embed-btn").addEventListener("click", async () => {
+    const link = await embedLink();
+    const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
+    toast((await copyText(snippet)) ? "Embed code copied; the embed link:" : "Embed link:", link);
+  });
+  $("present-btn").addEventListener("click", () => setPresenting(!document.body.classList.contains("presenting")));
+  $("layer-prev").addEventListener("click", () => stepLayer(-1));
+  $("layer-next").addEventListener("click", () => stepLayer(1));
+  document.querySelectorAll("[data-export]").forEach((button) => button.addEventListener("click", async () => {
+    try {
+      if (button.dataset.export === "diagram") await exportDiagram($("diagram"), button.dataset.format);
+      else await exportHeatmap($("heatmap-plot"), button.dataset.format, `rasplay-${state.selection || "heatmap"}`.replace(/[^\w-]+/g, "_"));
+    } catch (e) { toast(`Export failed: ${e.message}`); }
+  }));
+  document.addEventListener("keydown", (e) => {
+    const presenting = document.body.classList.contains("presenting");
+    if (presenting && e.key === "ArrowRight" && !e.target.closest(".cm-editor, input")) { e.preventDefault(); stepLayer(1); }
+    else if (presenting && e.key === "ArrowLeft" && !e.target.closest(".cm-editor, input")) { e.preventDefault(); stepLayer(-1); }
+    else if (presenting && e.key === "Escape") setPresenting(false);
+    else if (e.altKey && (e.key === "e" || e.key === "E")) { e.preventDefault(); $("examples-btn").click(); }
+    else if (e.altKey && (e.key === "p" || e.key === "P")) { e.preventDefault(); $("present-btn").click(); }
+    else if ((e.ctrlKey || e.metaKey) && e.key === "Enter" && !e.target.closest(".cm-editor")) { e.preventDefault(); runNow(); }
+  });
+  window.addEventListener("hashchange", async () => {
+    const shared = await readHash().catch(() => null);
+    if (shared && shared.source !== state.source) {
+      applyShared(shared);
+      editor.setValue(state.source);
+      runNow();
+    }
+  });
+}
+
+async function main() {
+  if (embedMode) {
+    document.body.classList.add("embed");
+    $("embed-bar").hidden = false;
+  }
+  await initialState();
+  editor = await createEditor($("editor"), {
+    initial: state.source, readOnly: embedMode,
+    onChange: (text) => { state.source = text; scheduleRun(); },
+    onRun: runNow,
+  });
+  document.body.dataset.editor = editor.kind;
+  wire();
+  renderInputs();
+  await runNow();
+  if (embedMode) $("open-in-rasplay").href = await linkFor(shareable(), "/");
+  document.body.dataset.ready = "1";
+  loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
+  // hooks for tests and the curious: the state and the run timings
+  window.rasplay = { state, timings, runNow, select };
+}
+
+main().catch((e) => {
+  console.error(e);
+  setStatus(`rasplay failed to start: ${e.message}`);
+});
