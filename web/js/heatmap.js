@@ -103,7 +103,7 @@ export function showSelector(doc, nodeId, parts) {
   if (selId === null || selId === undefined || !doc.trace) {
     title.textContent = "Selector";
     note.textContent = "Click a selector, an aggregate or a head to see its attention pattern.";
-    window.Plotly && window.Plotly.purge(plot);
+    plot.hidden = true;  // (not Plotly.purge: a redraw plotly still has scheduled would fail on it)
     return null;
   }
   const matrix = traced(doc, selId);
@@ -111,10 +111,11 @@ export function showSelector(doc, nodeId, parts) {
   title.textContent = `Selector: ${displayName(doc, selId)}`;
   if (!matrix) {
     note.textContent = (doc.trace.nodes[String(selId)] || {}).error || "this selector failed on this input";
-    window.Plotly.purge(plot);
+    plot.hidden = true;
     return selId;
   }
   note.innerHTML = describe(doc, selId);
+  plot.hidden = false;
   const { nodes, inputs } = graphIndex(doc);
   const node = nodes.get(selId);
   const ins = inputs.get(selId) || {};
