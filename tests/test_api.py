@@ -160,6 +160,27 @@ def test_health_and_openapi(api):
     assert api.get("/docs").status_code == 200
 
 
+def test_cors_is_off_by_default_and_configurable(api, tmp_path):
+    from live_server import LiveServer
+
+    origin = "https://course.example.org"
+    r = api.options("/api/v1/evaluate", headers={"Origin": origin, "Access-Control-Request-Method": "POST"})
+    assert "access-control-allow-origin" not in r.headers
+    server = LiveServer(tmp_path, "--workers", "1", "--cors-origin", origin)
+    try:
+        with server.client() as c:
+            r = c.options("/api/v1/evaluate", headers={"Origin": origin, "Access-Control-Request-Method": "POST",
+                                                       "Access-Control-Request-Headers": "content-type"})
+            assert r.status_code == 200 and r.headers["access-control-allow-origin"] == origin
+            r = c.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["ab"]}, headers={"Origin": origin})
+            assert r.headers["access-control-allow-origin"] == origin
+            r = c.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["ab"]},
+                       headers={"Origin": "https://elsewhere.example"})
+            assert "access-control-allow-origin" not in r.headers
+    finally:
+        server.stop()
+
+
 def test_static_app_and_local_plotly(api):
     assert api.get("/").status_code == 200
     r = api.get("/vendor/plotly.min.js")

@@ -159,6 +159,15 @@ def test_click_a_head_opens_its_heatmap(guarded, live_server):
     page.focus("#diagram .head-box[data-layer='2']")
     page.keyboard.press("Enter")
     page.wait_for_function("document.getElementById('heatmap-title').textContent.includes('flip')")
+    # the chips above the heatmap list every selector and head
+    chips = page.locator("#selector-chips button")
+    assert [c.split("L")[0] for c in chips.all_inner_texts()] == ["flip", "full_s"]
+    before = drawn(page)
+    chips.nth(1).click()
+    page.wait_for_function(f"Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+    assert "full_s" in page.text_content("#heatmap-title")
+    assert page.get_attribute("#selector-chips button[aria-pressed='true']", "data-selector") == \
+        page.get_attribute("#diagram .head-box[data-layer='1']", "data-selector")
 
 
 def test_pick_an_example_from_the_gallery(guarded, live_server):

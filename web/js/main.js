@@ -110,6 +110,26 @@ function renderHeatmap() {
   });
 }
 
+// Every named selector and every head, as buttons above the heatmap.
+function renderChips(selectorId) {
+  const doc = state.doc;
+  const { nodes } = graphIndex(doc);
+  const seen = new Set();
+  const chips = [];
+  const add = (id, label) => {
+    if (seen.has(id)) return;
+    seen.add(id);
+    const node = nodes.get(id);
+    const where = node.head !== null && node.head !== undefined ? `L${node.layer} h${node.head}` : `L${node.layer}`;
+    const button = el("button", { type: "button", "aria-pressed": String(id === selectorId), "data-selector": String(id),
+      onclick: () => select(node.names[0] || `#${id}`, id) }, label, el("span", { class: "where" }, where));
+    chips.push(button);
+  };
+  for (const [name, r] of Object.entries(doc.results)) if (r.kind === "selector") add(resolve(doc, name), name);
+  for (const head of doc.analysis.heads.flat()) add(head.selector, head.name);
+  $("selector-chips").replaceChildren(...chips);
+}
+
 function renderAll() {
   const doc = state.doc;
   if (!doc) return;
@@ -123,6 +143,7 @@ function renderAll() {
   renderDiagram($("diagram"), $("diagram-totals"), doc, {
     onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer,
   });
+  renderChips(selectorId);
   renderHeatmap();
 }
 
