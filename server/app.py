@@ -14,6 +14,7 @@ from fastapi.staticfiles import StaticFiles
 
 from . import errors
 from .api import evaluate, examples, health, share
+from .cache import ResponseCache
 from .settings import Settings
 from .store import ShareStore
 from .workers import EvaluationPool
@@ -36,6 +37,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         app.state.pool = EvaluationPool(settings.workers, settings.eval_seconds, settings.queue_seconds)
         app.state.store = ShareStore(settings.data_dir / "links.sqlite3")
+        app.state.cache = ResponseCache()
         await app.state.pool.start()
         try:
             yield

@@ -272,3 +272,14 @@ def test_share_links_survive_restart_and_kill_9(tmp_path):
     import sqlite3
     db = sqlite3.connect(tmp_path / "links.sqlite3")
     assert db.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+
+
+def test_repeated_requests_are_answered_from_the_cache():
+    from server.cache import ResponseCache
+
+    cache = ResponseCache(max_bytes=80, max_item_bytes=60)
+    cache.put(b"a", b"x" * 40)
+    cache.put(b"b", b"y" * 40)      # over 80 bytes in all: "a" goes
+    assert cache.get(b"a") is None and cache.get(b"b") == b"y" * 40
+    cache.put(b"c", b"z" * 70)      # larger than one item may be: not kept
+    assert cache.get(b"c") is None and (cache.hits, cache.misses) == (1, 2)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
+from ..cache import ResponseCache
 from ..settings import Settings
 from ..store import ShareStore
 from ..workers import EvaluationPool
@@ -18,3 +19,7 @@ def get_pool(request: Request) -> EvaluationPool:
 
 def get_store(request: Request) -> ShareStore:
     return request.app.state.store
+
+
+def get_cache(request: Request) -> ResponseCache:
+    return request.app.state.cache

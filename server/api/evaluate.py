@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 from dataclasses import asdict
 
+import orjson
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
@@ -11,7 +12,8 @@ from ..errors import ApiError
 from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
 from ..settings import Settings
 from ..workers import EvaluationPool, EvaluationTimeout, PoolBusy, WorkerFailed
-from .deps import get_pool, get_settings
+from ..cache import ResponseCache
+from .deps import get_cache, get_pool, get_settings
 
 router = APIRouter(tags=["evaluate"])
 RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}}
@@ -59,7 +61,7 @@ async def run_in_pool(pool: EvaluationPool, kind: str, payload: dict, settings: 
 @router.post("/evaluate", response_model=EvaluationDocument, responses=RESPONSES,
              summary="Evaluate a RASP program on inputs")
 async def evaluate(req: EvaluateRequest, settings: Settings = Depends(get_settings),
-                   pool: EvaluationPool = Depends(get_pool)):
+                   pool: EvaluationPool = Depends(get_pool), cache: ResponseCache = Depends(get_cache)):
     """The evaluation document: every s-op's and selector's values per input, the layer/head analysis
     and the program's diagnostics (with line and column). Program errors are diagnostics, not HTTP
     errors; requests over a limit or the time limit are 422s."""
@@ -68,14 +70,24 @@ async def evaluate(req: EvaluateRequest, settings: Settings = Depends(get_settin
     payload = {"source": req.source, "inputs": list(req.inputs), "names": req.names,
                "input_format": req.input_format, "limits": asdict(settings.engine_limits()),
                "trace": req.trace}
-    return Response(await run_in_pool(pool, "evaluate", payload, settings), media_type="application/json")
+    key = orjson.dumps(["evaluate", payload])
+    body = cache.get(key)
+    if body is None:
+        body = await run_in_pool(pool, "evaluate", payload, settings)
+        cache.put(key, body)
+    return Response(body, media_type="application/json")
 
 
 @router.post("/analyze", response_model=AnalysisDocument, responses=RESPONSES,
              summary="Layers, heads and the dependency graph of a program")
 async def analyze(req: AnalyzeRequest, settings: Settings = Depends(get_settings),
-                  pool: EvaluationPool = Depends(get_pool)):
+                  pool: EvaluationPool = Depends(get_pool), cache: ResponseCache = Depends(get_cache)):
     """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
     check_source(req.source, settings)
     payload = {"source": req.source, "output": req.output, "limits": asdict(settings.engine_limits())}
-    return Response(await run_in_pool(pool, "analyze", payload, settings), media_type="application/json")
+    key = orjson.dumps(["analyze", payload])
+    body = cache.get(key)
+    if body is None:
+        body = await run_in_pool(pool, "analyze", payload, settings)
+        cache.put(key, body)
+    return Response(body, media_type="application/json")
