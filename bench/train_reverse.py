@@ -1,6 +1,7 @@
 """Does the layer count a RASP program predicts suffice, and does one layer fewer fail?
 
-Trains, on this CPU, within the same time budget each: reverse with the predicted 2 layers and
+Trains, on this CPU, within the same time budget each (a step budget calibrated to fit it, so the
+learning rate decays to its end; the time budget still caps the run): reverse with the predicted 2 layers and
 with 1 layer of a similar parameter count; histogram with its 1 layer; stable sort with 2 layers and
 with 1. Vocabulary: 8 letters, lengths 1..16, seed 0. Prints each curve (held-out per-sequence
 accuracy against time and steps), the time to reach 99%, the final figures and the ratios.
@@ -44,11 +45,20 @@ def time_to(curve: list[dict], level: float):
     return (hit["elapsed"], hit["step"]) if hit else (None, None)
 
 
+def calibrated_steps(source: str, options: dict, budget: float) -> int:
+    """A step budget that fits the time budget on this machine now: a short run measures the step
+    rate; 85% of budget x rate leaves slack for a shared machine (the time budget still caps the run)."""
+    probe = train(source, {**options, "steps": 150, "eval_every": 150, "n_train": 2000, "n_test": 100,
+                           "match_examples": 10})
+    return max(200, int(0.85 * budget * probe["steps"] / probe["timings"]["train"]))
+
+
 def run(name: str, file: str, output: str, layers: int, d_model: int, budget: float) -> dict:
     source = (ROOT / "examples" / file).read_text()
+    options = {**COMMON, "output": output, "layers": layers, "d_model": d_model}
+    steps = calibrated_steps(source, options, budget)
     t = time.monotonic()
-    r = train(source, {**COMMON, "output": output, "layers": layers, "d_model": d_model, "time_budget": budget,
-                       "steps": None})
+    r = train(source, {**options, "time_budget": budget, "steps": steps})
     f = r["final"]
     secs, step = time_to(r["curve"], 0.99)
     print(f"\n== {name}: {layers} layer{'s' * (layers != 1)}, d_model {d_model}, {r['params']:,} parameters, "
@@ -62,11 +72,14 @@ def run(name: str, file: str, output: str, layers: int, d_model: int, budget: fl
           f"99% per sequence: {reached}")
     for m in r["matches"]:
         print(f"   selector {m['name']} (layer {m['layer']}): paired head score "
-              f"{m['score'] if m['score'] is not None else '-'}; best {m['best']}")
+              f"{m['score'] if m['score'] is not None else '-'} "
+              f"({m.get('score_without_bos') if m.get('score_without_bos') is not None else '-'} without BOS); "
+              f"best {m['best']}")
     return {"name": name, "layers": layers, "d_model": d_model, "params": r["params"], "steps": r["steps"],
             "elapsed": r["elapsed"], "final": f, "time_to_99": secs, "step_to_99": step,
             "curve": [{k: p[k] for k in ("step", "elapsed", "loss", "test_acc", "test_seq_acc")} for p in r["curve"]],
-            "matches": [{k: m[k] for k in ("name", "layer", "head", "score", "best")} for m in r["matches"]]}
+            "matches": [{k: m.get(k) for k in ("name", "layer", "head", "score", "score_without_bos", "best")}
+                        for m in r["matches"]]}
 
 
 def main() -> int:
@@ -75,7 +88,8 @@ def main() -> int:
     ap.add_argument("--json", help="also write every curve to this file")
     args = ap.parse_args()
     budget = args.budget
-    print(f"vocab {VOCAB}, lengths 1..16, BOS, batch 64, AdamW lr 1e-3, seed 0, budget {budget:g} s per model, "
+    print(f"vocab {VOCAB}, lengths 1..16, BOS, batch 64, AdamW lr 1e-3 (cosine to 1e-4 over a step budget "
+          f"calibrated to the time), seed 0, budget {budget:g} s per model, "
           f"1 torch thread (the 2-core machine may be shared: timings are noisy)")
     for file, out in (("reverse.rasp", "reverse"), ("histogram.rasp", "hist"), ("sort_stable.rasp", "sorted")):
         t = load_task((ROOT / "examples" / file).read_text(), out)

@@ -73,6 +73,8 @@ def _print_matches(matches: list[dict]) -> None:
                   else "no head in that layer")
         b = m["best"]
         best = f"   (best: layer {b['layer']} head {b['head']}, {b['score']:.3f})" if b["score"] is not None else ""
+        if m.get("score_without_bos") is not None:
+            paired += f", {m['score_without_bos']:.3f} without BOS"
         print(f"  layer {m['layer']}  {m['name']:<{width}}  {paired}{best}")
 
 

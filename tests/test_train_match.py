@@ -99,3 +99,14 @@ def test_import_validation_errors_are_clear(change, message):
     change(obj)
     with pytest.raises(TrainError, match=message.replace("(", r"\(")):
         validate_attention(obj)
+
+
+def test_bos_mass_counts_as_unselected_unless_skipped():
+    sel = np.zeros((1, 3, 3), dtype=bool)
+    sel[0, 1:, 1] = True                                  # queries 1, 2 select key 1; position 0 is BOS
+    att = np.zeros((1, 1, 1, 3, 3))
+    att[..., 0] = 0.5
+    att[..., 1] = 0.5
+    rows = np.array([[False, True, True]])
+    assert head_scores(att, sel, rows)[0, 0] == pytest.approx(0.5)
+    assert head_scores(att, sel, rows, skip=1)[0, 0] == pytest.approx(1.0)

@@ -131,19 +131,6 @@ class TaskData:
             return {"kind": "numerical"}
         return {"kind": "categorical", "classes": self.classes}
 
-    def encode(self, tokens: list) -> np.ndarray:
-        """Model token ids of one input (a list of vocabulary tokens), BOS prepended when used."""
-        index = {_key(t): i for i, t in enumerate(self.vocab) if i != self.bos_id}
-        missing = [t for t in tokens if _key(t) not in index]
-        if missing:
-            raise TrainError(f"the token {missing[0]!r} is not in the vocabulary "
-                             f"({', '.join(map(str, (t for i, t in enumerate(self.vocab) if i != self.bos_id)))})")
-        if len(tokens) + self.offset > self.max_len:
-            raise TrainError(f"the input has {len(tokens)} tokens; the model takes at most "
-                             f"{self.max_len - self.offset}")
-        ids = [index[_key(t)] for t in tokens]
-        return np.array(([self.bos_id] if self.bos_id is not None else []) + ids, dtype=np.int64)
-
 
 def _key(token):
     return (type(token).__name__ if not isinstance(token, (int, float)) or isinstance(token, bool) else "num", token)
@@ -235,7 +222,7 @@ def _classes_and_targets(groups, kind: str, classes: list | None):
     return kind, classes, targets
 
 
-def _assemble(groups, targets, N: int, T: int, offset: int, model_ids: np.ndarray, toks: np.ndarray,
+def _assemble(groups, targets, T: int, offset: int, model_ids: np.ndarray, toks: np.ndarray,
               bos_id, kind: str, selector_ids) -> tuple[Split, np.ndarray]:
     """Scatter the labelled groups into padded arrays (model coordinates); returns the split and the
     original row index of each of its examples."""
@@ -308,7 +295,7 @@ def make_data(task: Task, vocab: list, min_len: int, max_len: int, *, n_train: i
         raise TrainError(f"the program failed on every sampled input ({dropped} of {dropped}): {reason}")
     kind, classes, targets = _classes_and_targets(groups, kind, classes)
     T = max_len + offset
-    split, rows = _assemble(groups, targets, len(toks), T, offset, model_ids, toks, bos_id, kind, task.selector_ids)
+    split, rows = _assemble(groups, targets, T, offset, model_ids, toks, bos_id, kind, task.selector_ids)
     is_test = rows < n_test
     # held-out inputs are kept out of training, except at lengths short enough to be enumerated
     enumerable = len(vocab) ** np.minimum(lengths[rows], 64).astype(float) < len(toks)

@@ -14,9 +14,14 @@ from itertools import permutations
 import numpy as np
 
 
-def head_scores(att: np.ndarray, sel: np.ndarray, rows: np.ndarray) -> np.ndarray:
+def head_scores(att: np.ndarray, sel: np.ndarray, rows: np.ndarray, skip: int = 0) -> np.ndarray:
     """att (E, L, H, T, T) attention of every head on E inputs; sel (E, T, T) the selector (bool);
-    rows (E, T) the real query positions. Returns (L, H) scores (NaN when no row selects anything)."""
+    rows (E, T) the real query positions. Returns (L, H) scores (NaN when no row selects anything).
+    skip: leave out the first `skip` keys (BOS) and renormalise each row over the others."""
+    if skip:
+        att = att[..., skip:]
+        att = att / np.maximum(att.sum(-1, keepdims=True), 1e-9)
+        sel = sel[..., skip:]
     valid = rows & sel.any(-1)                                   # (E, T)
     mass = np.einsum("elhqk,eqk->elhq", att, sel.astype(att.dtype))
     count = valid.sum()
@@ -56,28 +61,33 @@ def _num(x):
 
 
 def match_heads(heads: list[list[dict]], att: np.ndarray, selectors: dict[int, np.ndarray],
-                rows: np.ndarray) -> list[dict]:
+                rows: np.ndarray, offset: int = 0) -> list[dict]:
     """Score every selector of the program (heads: per program layer, the analysis' selectors) against
     every head of the model, and pair each program layer's selectors with the same layer's heads.
 
     Returns one entry per selector: {"selector", "name", "label", "layer" (1-based), "slot",
     "scores" (per model layer, per head), "head" (paired head of the same layer, or None), "score",
-    "best": {"layer", "head", "score"} over all heads}."""
+    "best": {"layer", "head", "score"} over all heads}; with a BOS position (offset 1) also
+    "score_without_bos": the paired head's score with its BOS mass left out and rows renormalised."""
     L = att.shape[1]
     out = []
     for layer_heads in heads:
         table = np.stack([head_scores(att, selectors[h["selector"]], rows) for h in layer_heads]) \
             if layer_heads else np.zeros((0, L, att.shape[2]))
+        no_bos = np.stack([head_scores(att, selectors[h["selector"]], rows, offset) for h in layer_heads]) \
+            if layer_heads and offset else None
         layer = layer_heads[0]["layer"] if layer_heads else None
         pairing = best_pairing(table[:, layer - 1]) if layer_heads and layer <= L else [None] * len(layer_heads)
-        for h, scores, head in zip(layer_heads, table, pairing):
+        for i, (h, scores, head) in enumerate(zip(layer_heads, table, pairing)):
             flat = np.nan_to_num(scores, nan=-1.0)
             bl, bh = np.unravel_index(int(np.argmax(flat)), flat.shape)
+            extra = {} if no_bos is None else {
+                "score_without_bos": _num(no_bos[i, layer - 1, head]) if head is not None else None}
             out.append({
                 "selector": h["selector"], "name": h["name"], "label": h["label"], "layer": h["layer"],
                 "slot": h["slot"], "scores": [[_num(v) for v in row] for row in scores],
                 "head": head, "score": _num(scores[layer - 1, head]) if head is not None else None,
-                "best": {"layer": int(bl) + 1, "head": int(bh), "score": _num(scores[bl, bh])},
+                "best": {"layer": int(bl) + 1, "head": int(bh), "score": _num(scores[bl, bh])}, **extra,
             })
     return out
 
@@ -97,5 +107,5 @@ def overlay(heads: list[list[dict]], att: np.ndarray, selectors: dict[int, np.nd
         "attention": np.round(att.astype(np.float64), digits).tolist(),
         "selectors": [{"selector": h["selector"], "name": h["name"], "layer": h["layer"], "slot": h["slot"],
                        "matrix": selectors[h["selector"]].astype(np.int8).tolist()} for layer in heads for h in layer],
-        "matches": match_heads(heads, att[None], {k: v[None] for k, v in selectors.items()}, rows),
+        "matches": match_heads(heads, att[None], {k: v[None] for k, v in selectors.items()}, rows, offset),
     }

@@ -150,13 +150,15 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
         torch.manual_seed(cfg.seed)
         model = start or build_model(task, data, cfg)
         pairs = supervision_pairs(task, model, cfg) if cfg.supervise else []
+        shown = list(cfg.example) if cfg.example is not None else _default_example(data)
+        encode(model, shown)   # a bad example input fails now, not after training
         t1 = time.monotonic()
         run = train_model(model, data, cfg, pairs, progress, should_stop)
         t2 = time.monotonic()
         test = data.test.take(np.arange(min(cfg.match_examples, len(data.test))))
         matches = match_heads(task.heads, extract_attention(model, test.ids, test.lengths), test.selectors,
-                              test.loss_mask)
-        example = example_overlay(task, model, cfg.example if cfg.example is not None else _default_example(data))
+                              test.loss_mask, data.offset)
+        example = example_overlay(task, model, shown)
         if save_path is not None:
             save_model(model, save_path, {"train_config": cfg.to_dict(), "output_name": task.output})
     finally:
