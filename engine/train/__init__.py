@@ -1,0 +1,40 @@
+"""Training small transformers on a RASP program's task, and laying their attention over its selectors.
+
+The torch-free parts (options, data, matching, imported maps) import without torch; the model, the
+loop and the `train` pipeline need the optional extra: pip install -e '.[train]'.
+"""
+from .config import TrainConfig
+from .data import BOS_TOKEN, Task, TaskData, load_task, make_data, program_on
+from .errors import TrainError
+from .imported import ImportedAttention, overlay_imported, read_attention, validate_attention
+from .match import best_pairing, head_scores, match_heads, overlay
+
+_TORCH_NAMES = {
+    "train": "run", "build_model": "run", "extract_attention": "run", "attention_maps": "run", "predict": "run",
+    "example_overlay": "run", "supervision_pairs": "run",
+    "train_model": "loop",
+    "Transformer": "model", "ModelConfig": "model", "load_model": "model", "save_model": "model",
+    "model_from_state": "model",
+}
+
+
+def torch_available() -> bool:
+    try:
+        import torch  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def __getattr__(name):
+    if name in _TORCH_NAMES:
+        if not torch_available():
+            raise TrainError("training needs PyTorch: pip install -e '.[train]'")
+        import importlib
+        return getattr(importlib.import_module(f".{_TORCH_NAMES[name]}", __name__), name)
+    raise AttributeError(name)
+
+
+__all__ = ["TrainConfig", "TrainError", "Task", "TaskData", "load_task", "make_data", "program_on", "BOS_TOKEN",
+           "ImportedAttention", "read_attention", "validate_attention", "overlay_imported", "head_scores",
+           "best_pairing", "match_heads", "overlay", "torch_available", *_TORCH_NAMES]

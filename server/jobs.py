@@ -1,0 +1,210 @@
+"""Long jobs (training): a bounded queue, worker processes, progress events, cancel, a time limit.
+
+A job runs `runner(spec, emit, should_stop)` in its own process at low CPU priority, so that it never
+slows evaluation for other users. `emit(event)` streams a JSON-able progress event back; the runner
+returns the job's result. At most `max_running` jobs run at once and `max_queued` wait; a full queue
+is refused (the API answers 429). A job past its time limit, or cancelled and not stopping within a
+second, is killed; the events it sent so far are kept.
+"""
+from __future__ import annotations
+
+import asyncio
+import importlib
+import itertools
+import multiprocessing as mp
+import os
+import secrets
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+
+import orjson
+
+FINISHED = ("done", "failed", "cancelled", "timeout")
+
+
+class QueueFull(Exception):
+    pass
+
+
+def _job_main(conn: Connection, runner_path: str, spec: dict) -> None:
+    try:
+        os.nice(10)
+    except OSError:
+        pass
+    module, _, name = runner_path.rpartition(".")
+    runner = getattr(importlib.import_module(module), name)
+    stop = False
+
+    def emit(event: dict) -> None:
+        conn.send_bytes(b"ev" + orjson.dumps(event))
+
+    def should_stop() -> bool:
+        nonlocal stop
+        while not stop and conn.poll():
+            stop = conn.recv_bytes() == b"stop"
+        return stop
+
+    try:
+        result = runner(spec, emit, should_stop)
+        conn.send_bytes((b"ca" if stop else b"ok") + orjson.dumps(result))
+    except Exception as e:  # the runner's errors are user-facing messages (bad spec, program error)
+        conn.send_bytes(b"er" + str(e).encode())
+
+
+@dataclass(eq=False)
+class Job:
+    id: str
+    spec: dict
+    status: str = "queued"
+    events: list = field(default_factory=list)
+    result: dict | None = None
+    error: str | None = None
+    created: float = field(default_factory=time.time)
+    started: float | None = None
+    finished: float | None = None
+    process: mp.Process | None = None
+    conn: Connection | None = None
+    changed: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def public(self) -> dict:
+        return {"id": self.id, "status": self.status, "events": len(self.events), "error": self.error,
+                "created": self.created, "started": self.started, "finished": self.finished,
+                "result": self.result, "spec": self.spec}
+
+    def notify(self) -> None:
+        self.changed.set()
+        self.changed = asyncio.Event()
+
+
+class JobManager:
+    def __init__(self, runner_path: str, max_running: int, max_queued: int, time_limit: float, keep: int = 64):
+        self.runner_path = runner_path
+        self.max_running, self.max_queued, self.time_limit, self.keep = max_running, max_queued, time_limit, keep
+        self.jobs: dict[str, Job] = {}
+        self._queue: list[Job] = []
+        self._running: set[Job] = set()
+        self._ctx = mp.get_context("spawn")
+        self._counter = itertools.count()
+
+    # ---------------------------------------------------------------- public
+
+    def submit(self, spec: dict) -> Job:
+        if len(self._queue) >= self.max_queued:
+            raise QueueFull()
+        job = Job(f"{next(self._counter):04d}{secrets.token_hex(4)}", spec)
+        self.jobs[job.id] = job
+        self._queue.append(job)
+        self._forget_old()
+        self._schedule()
+        return job
+
+    def get(self, job_id: str) -> Job | None:
+        return self.jobs.get(job_id)
+
+    def cancel(self, job: Job) -> None:
+        if job.status == "queued":
+            self._queue.remove(job)
+            self._finish(job, "cancelled")
+        elif job.status == "running":
+            try:
+                job.conn.send_bytes(b"stop")
+            except OSError:
+                pass
+            asyncio.get_running_loop().call_later(1.0, self._kill_if_running, job, "cancelled")
+
+    async def close(self) -> None:
+        for job in list(self._running):
+            self._kill(job)
+            self._finish(job, "cancelled")
+
+    def stats(self) -> dict:
+        return {"running": len(self._running), "queued": len(self._queue), "max_running": self.max_running,
+                "max_queued": self.max_queued, "time_limit": self.time_limit}
+
+    # ---------------------------------------------------------------- internals
+
+    def _schedule(self) -> None:
+        while self._queue and len(self._running) < self.max_running:
+            self._start(self._queue.pop(0))
+
+    def _start(self, job: Job) -> None:
+        parent, child = self._ctx.Pipe(duplex=True)
+        job.process = self._ctx.Process(target=_job_main, args=(child, self.runner_path, job.spec),
+                                        daemon=True, name=f"rasplay-job-{job.id}")
+        job.process.start()
+        child.close()
+        job.conn = parent
+        job.status, job.started = "running", time.time()
+        self._running.add(job)
+        loop = asyncio.get_running_loop()
+        loop.add_reader(parent.fileno(), self._on_message, job)
+        loop.call_later(self.time_limit, self._kill_if_running, job, "timeout")
+        job.notify()
+
+    def _on_message(self, job: Job) -> None:
+        try:
+            message = job.conn.recv_bytes()
+        except (EOFError, OSError):
+            if job.status == "running":
+                self._stop_reading(job)
+                self._finish(job, "failed", error="the training process ended unexpectedly")
+            return
+        kind, body = message[:2], message[2:]
+        if kind == b"ev":
+            job.events.append(orjson.loads(body))
+            job.notify()
+            return
+        self._stop_reading(job)
+        if kind == b"er":
+            self._finish(job, "failed", error=body.decode(errors="replace"))
+        else:
+            self._finish(job, "cancelled" if kind == b"ca" else "done", result=orjson.loads(body))
+
+    def _stop_reading(self, job: Job) -> None:
+        try:
+            asyncio.get_running_loop().remove_reader(job.conn.fileno())
+        except (OSError, ValueError):
+            pass
+
+    def _kill_if_running(self, job: Job, status: str) -> None:
+        if job.status == "running":
+            self._stop_reading(job)
+            self._kill(job)
+            error = f"stopped after the time limit of {self.time_limit:g} s" if status == "timeout" else None
+            self._finish(job, status, error=error)
+
+    def _kill(self, job: Job) -> None:
+        try:
+            job.process.kill()
+            job.process.join(timeout=2)
+            job.conn.close()
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def _finish(self, job: Job, status: str, result: dict | None = None, error: str | None = None) -> None:
+        job.status, job.finished = status, time.time()
+        job.result, job.error = result, error
+        self._running.discard(job)
+        if job.process is not None:
+            job.process.join(timeout=2)
+        job.notify()
+        self._schedule()
+
+    def _forget_old(self) -> None:
+        finished = [j for j in self.jobs.values() if j.status in FINISHED]
+        for job in finished[: max(0, len(self.jobs) - self.keep)]:
+            del self.jobs[job.id]
+
+
+async def follow(job: Job, start: int = 0):
+    """Yield (index, event) for every event from `start`, then return when the job has finished."""
+    index = start
+    while True:
+        while index < len(job.events):
+            yield index, job.events[index]
+            index += 1
+        if job.status in FINISHED:
+            return
+        waiter = job.changed
+        await waiter.wait()
