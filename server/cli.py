@@ -66,6 +66,8 @@ def cmd_serve(args) -> int:
           flush=True)
     uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level, access_log=False,
                 timeout_graceful_shutdown=3)
+    return 0
+
 
 def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
