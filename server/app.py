@@ -13,8 +13,9 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from . import errors
-from .api import evaluate, examples, health, share
+from .api import evaluate, examples, health, share, train
 from .cache import ResponseCache
+from .jobs import JobManager
 from .settings import Settings
 from .store import ShareStore
 from .workers import EvaluationPool
@@ -38,10 +39,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.pool = EvaluationPool(settings.workers, settings.eval_seconds, settings.queue_seconds)
         app.state.store = ShareStore(settings.data_dir / "links.sqlite3")
         app.state.cache = ResponseCache()
+        app.state.jobs = JobManager("server.train_job.run", settings.train_jobs, settings.train_queue,
+                                    settings.train_seconds)
         await app.state.pool.start()
         try:
             yield
         finally:
+            await app.state.jobs.close()
             await app.state.pool.close()
             app.state.store.close()
 
@@ -53,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     errors.install(app)
-    api_routers = (evaluate.router, examples.router, share.router, health.router)
+    api_routers = (evaluate.router, examples.router, share.router, train.router, health.router)
     for router in api_routers:
         app.include_router(router, prefix=API_PREFIX)
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]

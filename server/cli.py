@@ -60,6 +60,8 @@ def cmd_serve(args) -> int:
         eval_seconds=args.eval_seconds, max_input_length=args.max_input_length, max_inputs=args.max_inputs,
         max_source_chars=args.max_source_chars, max_body_bytes=args.max_body_bytes,
         cors_origins=tuple(args.cors_origin or ()),
+        train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
+        train_seconds=args.train_seconds,
     )
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"rasplay is serving at http://{shown_host}:{args.port}/  (API docs: /docs; data: {settings.data_dir})",
@@ -187,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-inputs", type=int, default=16, help="inputs per request (default 16)")
     p.add_argument("--max-source-chars", type=int, default=50_000, help="program size (default 50000)")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20, help="request body size (default 1 MiB)")
+    p.add_argument("--train-jobs", type=int, help="training jobs at once (default: one per two cores)")
+    p.add_argument("--train-queue", type=int, default=4, help="training jobs that may wait (default 4)")
+    p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=cmd_serve)
 

@@ -163,3 +163,40 @@ class Health(BaseModel):
     version: str
     workers: int
     limits: dict[str, Any]
+    training: dict[str, Any] = Field(description="training jobs running and queued, and their limits")
+
+
+class TrainRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"source": "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);",
+         "output": "reverse", "vocab": "abcdefgh", "max_len": 12, "steps": 300}]})
+
+    source: str = Field(description="the RASP program")
+    output: Optional[str] = Field(None, description="the s-op to learn (default: the `# output:` header, else the last s-op)")
+    vocab: Union[str, list[Token]] = Field(description="input tokens: a string of characters or a list")
+    min_len: int = Field(1, ge=1, le=512)
+    max_len: int = Field(16, ge=1, le=512)
+    bos: bool = Field(True, description="prepend a BOS token")
+    layers: Optional[int] = Field(None, ge=0, le=12, description="default: the RASP analysis of the output")
+    heads: Optional[int] = Field(None, ge=1, le=16, description="default: the analysis' largest head count")
+    d_model: int = Field(64, ge=4, le=1024)
+    steps: Optional[int] = Field(None, ge=1, le=1_000_000)
+    time_budget: Optional[float] = Field(None, gt=0, le=3600, description="seconds (capped by the server's job time limit)")
+    batch_size: int = Field(64, ge=1, le=4096)
+    lr: float = Field(1e-3, gt=0, le=1)
+    supervise: bool = Field(False, description="pull each head's attention towards its selector")
+    seed: int = Field(0, ge=0, le=2**31)
+    example: Optional[Union[str, list[Token]]] = Field(None, description="the input whose attention the result shows")
+    stop_at: Optional[float] = Field(None, gt=0, le=1, description="stop at this held-out per-sequence accuracy")
+
+
+class TrainJob(BaseModel):
+    id: str
+    status: Literal["queued", "running", "done", "failed", "cancelled", "timeout"]
+    events: int = Field(description="progress events so far (GET .../events streams them)")
+    error: Optional[str] = None
+    created: float
+    started: Optional[float] = None
+    finished: Optional[float] = None
+    result: Optional[dict[str, Any]] = Field(None, description="accuracies, curves, head-selector matches, attention maps")
+    spec: dict[str, Any]

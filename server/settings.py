@@ -27,6 +27,9 @@ class Settings:
     max_share_bytes: int = 64 * 1024    # a shared state, as JSON
     cors_origins: tuple[str, ...] = ()  # allowed origins for /api (none: CORS off)
     engine_seconds: float | None = None  # the engine's own cooperative limit (default: 90% of eval_seconds)
+    train_jobs: int = max(1, (os.cpu_count() or 2) // 2)  # training jobs running at once (one per two cores)
+    train_queue: int = 4                # training jobs waiting; more are refused (429)
+    train_seconds: float = 600.0        # a training job's time limit
 
     def engine_limits(self) -> Limits:
         # the engine's own cooperative time limit sits just under the hard one

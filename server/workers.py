@@ -38,6 +38,14 @@ def _work(kind: str, payload: dict) -> dict:
         return engine.evaluate(**payload)
     if kind == "analyze":
         return engine.analyze(**payload)
+    if kind == "train_check":
+        from engine.train import TrainError
+
+        from .train_job import check
+        try:
+            return {"ok": True, **check(payload)}
+        except TrainError as e:
+            return {"ok": False, "message": str(e)}
     if kind == "sleep":  # used by tests to stand for a hung evaluation
         time.sleep(payload["seconds"])
         return {"slept": payload["seconds"]}

@@ -34,7 +34,8 @@ def live_server(tmp_path_factory):
     from live_server import LiveServer
 
     server = LiveServer(tmp_path_factory.mktemp("data"), "--workers", "3", "--eval-seconds", "3",
-                        "--max-input-length", "64", "--max-inputs", "8", "--max-body-bytes", "200000")
+                        "--max-input-length", "64", "--max-inputs", "8", "--max-body-bytes", "200000",
+                        "--train-seconds", "20", "--train-queue", "2")
     yield server
     server.stop()
 

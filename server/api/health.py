@@ -22,4 +22,5 @@ def _version() -> str:
 async def health(request: Request):
     settings = request.app.state.settings
     limits = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "cors_origins")}
-    return {"status": "ok", "version": _version(), "workers": request.app.state.pool.alive(), "limits": limits}
+    return {"status": "ok", "version": _version(), "workers": request.app.state.pool.alive(), "limits": limits,
+            "training": request.app.state.jobs.stats()}

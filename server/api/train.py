@@ -1,0 +1,97 @@
+"""Training jobs: POST /train -> a job; GET /train/{id}/events streams its progress (server-sent
+events); GET /train/{id} its state and result; DELETE /train/{id} cancels it."""
+from __future__ import annotations
+
+import json
+
+import orjson
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi.responses import StreamingResponse
+
+from ..errors import ApiError
+from ..jobs import JobManager, QueueFull, follow
+from ..schemas import ERROR_RESPONSES, TrainJob, TrainRequest
+from ..settings import Settings
+from ..workers import EvaluationPool
+from .deps import get_pool, get_settings
+from .evaluate import check_source, run_in_pool
+
+router = APIRouter(tags=["train"])
+JOB_ID = r"^[0-9a-f]{12}$"
+NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ERROR_RESPONSES[422]}
+
+
+def get_jobs(request: Request) -> JobManager:
+    return request.app.state.jobs
+
+
+def _job_or_404(jobs: JobManager, job_id: str):
+    job = jobs.get(job_id)
+    if job is None:
+        raise ApiError(404, "not_found", f"no training job '{job_id}' (finished jobs are kept for a while)")
+    return job
+
+
+def torch_available() -> bool:
+    from engine.train import torch_available as available
+
+    return available()
+
+
+@router.post("/train", response_model=TrainJob, status_code=202, summary="Start a training job",
+             responses={**ERROR_RESPONSES, 429: ERROR_RESPONSES[422] | {"description": "The job queue is full"},
+                        501: ERROR_RESPONSES[422] | {"description": "PyTorch is not installed on the server"},
+                        503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}})
+async def start(req: TrainRequest, settings: Settings = Depends(get_settings), pool: EvaluationPool = Depends(get_pool),
+                jobs: JobManager = Depends(get_jobs)):
+    """Trains an encoder-only transformer on the task of the program's output s-op (layers and heads
+    default to the program's analysis) in a worker process at low priority. Jobs run one per two
+    cores, a few wait, more are refused with 429; each has the server's time limit."""
+    if not torch_available():
+        raise ApiError(501, "unavailable", "training needs PyTorch on the server: pip install -e '.[train]'")
+    check_source(req.source, settings)
+    config = req.model_dump(exclude={"source"}, exclude_none=True)
+    budget = min(config.get("time_budget", settings.train_seconds), settings.train_seconds * 0.9)
+    config["time_budget"] = round(budget, 3)
+    spec = {"source": req.source, "config": config}
+    checked = orjson.loads(await run_in_pool(pool, "train_check", spec, settings))
+    if not checked["ok"]:
+        raise ApiError(422, "validation", checked["message"])
+    try:
+        job = jobs.submit(spec)
+    except QueueFull:
+        raise ApiError(429, "busy", f"{jobs.max_queued} training jobs are already waiting; try again later") from None
+    return job.public()
+
+
+@router.get("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="A training job and its result")
+async def status(job_id: str = Path(pattern=JOB_ID), jobs: JobManager = Depends(get_jobs)):
+    return _job_or_404(jobs, job_id).public()
+
+
+@router.delete("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="Cancel a training job")
+async def cancel(job_id: str = Path(pattern=JOB_ID), jobs: JobManager = Depends(get_jobs)):
+    job = _job_or_404(jobs, job_id)
+    jobs.cancel(job)
+    return job.public()
+
+
+@router.get("/train/{job_id}/events", summary="Stream a job's progress (server-sent events)",
+            responses={200: {"content": {"text/event-stream": {}},
+                             "description": "`event: progress` per step report (id = its index), then `event: done` "
+                                            "with the final status"}, **NOT_FOUND})
+async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0, alias="from"),
+                 last_event_id: str | None = Header(None), jobs: JobManager = Depends(get_jobs)):
+    job = _job_or_404(jobs, job_id)
+    if last_event_id and last_event_id.isdigit():
+        start = max(start, int(last_event_id) + 1)
+
+    async def stream():
+        yield "retry: 2000\n\n"
+        async for index, event in follow(job, start):
+            yield f"id: {index}\nevent: progress\ndata: {json.dumps(event)}\n\n"
+        final = {"status": job.status, "error": job.error, "events": len(job.events)}
+        yield f"event: done\ndata: {json.dumps(final)}\n\n"
+
+    return StreamingResponse(stream(), media_type="text/event-stream",
+                             headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

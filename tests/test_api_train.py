@@ -1,0 +1,98 @@
+"""Training jobs over HTTP: start, progress events (SSE), result, cancel, a full queue (429)."""
+import json
+import time
+
+import httpx
+import pytest
+
+pytest.importorskip("torch")
+pytestmark = pytest.mark.train
+
+HIST = "same = select(tokens, tokens, ==);\nhist = selector_width(same);\n"
+
+
+@pytest.fixture(scope="module")
+def train_server(tmp_path_factory):
+    from live_server import LiveServer
+
+    server = LiveServer(tmp_path_factory.mktemp("train"), "--workers", "2", "--train-jobs", "1",
+                        "--train-queue", "1", "--train-seconds", "60")
+    yield server
+    server.stop()
+
+
+def wait_status(client, job_id, statuses, timeout=60):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        job = client.get(f"/api/v1/train/{job_id}").json()
+        if job["status"] in statuses:
+            return job
+        time.sleep(0.2)
+    raise AssertionError(f"job {job_id} stayed {job['status']}")
+
+
+def read_events(url, timeout=60):
+    events, done = [], None
+    with httpx.stream("GET", url, timeout=timeout) as r:
+        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        kind = None
+        for line in r.iter_lines():
+            if line.startswith("event: "):
+                kind = line[7:]
+            elif line.startswith("data: "):
+                data = json.loads(line[6:])
+                if kind == "progress":
+                    events.append(data)
+                else:
+                    done = data
+    return events, done
+
+
+def test_job_lifecycle_events_result_cancel_and_full_queue(train_server):
+    with train_server.client() as c:
+        long = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "max_len": 6, "steps": 1_000_000,
+                                             "d_model": 16})
+        assert long.status_code == 202, long.text
+        long_id = long.json()["id"]
+        wait_status(c, long_id, {"running"})
+        short = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "max_len": 6, "steps": 300,
+                                              "d_model": 32, "lr": 0.003})
+        assert short.status_code == 202 and short.json()["status"] == "queued"
+        full = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "steps": 10})
+        assert full.status_code == 429 and full.json()["error"]["kind"] == "busy"
+
+        cancelled = c.delete(f"/api/v1/train/{long_id}")
+        assert cancelled.status_code == 200
+        job = wait_status(c, long_id, {"cancelled"})
+        assert job["events"] >= 0
+
+        short_id = short.json()["id"]
+        events, done = read_events(f"{train_server.url}/api/v1/train/{short_id}/events")
+        assert done["status"] == "done"
+        steps = [e["step"] for e in events if e["point"] == "eval"]
+        assert steps == sorted(steps) and steps[-1] == 300
+        assert all({"loss", "train_acc", "test_acc", "test_seq_acc", "elapsed"} <= set(e) for e in events)
+        job = c.get(f"/api/v1/train/{short_id}").json()
+        result = job["result"]
+        assert job["status"] == "done" and result["final"]["test_acc"] > 0.6
+        assert result["program"]["layers"] == 1 and result["model"]["n_layers"] == 1
+        (match,) = result["matches"]
+        assert match["name"] == "same" and 0 <= match["score"] <= 1
+        # resuming the stream after the last event gives just the end
+        again, done = read_events(f"{train_server.url}/api/v1/train/{short_id}/events?from={len(events)}")
+        assert again == [] and done["status"] == "done"
+
+
+def test_bad_training_requests(train_server):
+    with train_server.client() as c:
+        r = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "output": "nope"})
+        assert r.status_code == 422 and "no s-op named 'nope'" in r.json()["error"]["message"]
+        r = c.post("/api/v1/train", json={"source": "x = ;", "vocab": "abc"})
+        assert r.status_code == 422
+        r = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "min_len": 9, "max_len": 3})
+        assert r.status_code == 422 and "min_len" in r.json()["error"]["message"]
+        r = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "layers": 99})
+        assert r.status_code == 422
+        assert c.get("/api/v1/train/0123456789ab").status_code == 404
+        assert c.get("/api/v1/train/not-a-job").status_code == 422
+        assert c.get("/api/v1/train/0123456789ab/events").status_code == 404
