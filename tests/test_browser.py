@@ -411,3 +411,35 @@ def test_layout_fits_1280x720_and_a_projector(browser, live_server):
             page.screenshot(path=ARTIFACTS / name)
         finally:
             g.close()
+
+
+# ------------------------------------------------------------------ training
+
+@pytest.mark.train
+def test_train_tab_shows_progress_and_the_overlay(guarded, live_server):
+    pytest.importorskip("torch")
+    page = guarded.page()
+    open_app(page, live_server.url)
+    page.click("#tab-train")
+    assert page.input_value("#train-output") == "reverse"
+    assert page.get_attribute("#train-layers", "placeholder") == "2 (analysis)"
+    page.fill("#train-steps", "200")
+    page.fill("#train-max-len", "5")
+    page.click("#train-start")
+    page.wait_for_selector(".run-line", timeout=20000)
+    page.wait_for_function("document.getElementById('train-curves').dataset.drawn", timeout=60000)
+    page.wait_for_selector(".run-line[data-status='done']", timeout=90000)
+    page.wait_for_selector(".overlay-card .overlay-plot[data-drawn='1']", timeout=30000)
+    cards = page.locator(".overlay-card h3").all_text_contents()
+    assert any(c.startswith("full_s — layer 1") for c in cards) and any(c.startswith("flip — layer 2") for c in cards)
+    assert all("match" in c for c in cards)
+    fill = page.evaluate("document.querySelector(\".overlay-card[data-selector] .overlay-plot\").data[0].z")
+    assert all(abs(sum(row) - 1) < 0.01 for row in fill)          # attention rows sum to 1
+    page.click(".toggle button[data-mode='selector']")
+    page.wait_for_function("document.querySelector('.overlay-card .overlay-plot').data[0].z.flat()"
+                           ".every(v => v === 0 || v === 1)")
+    assert page.get_attribute(".toggle button[data-mode='selector']", "aria-checked") == "true"
+    page.screenshot(path=ARTIFACTS / "train.png", full_page=True)
+    page.locator("#train-overlay").screenshot(path=ARTIFACTS / "train-overlay.png")
+    # the view is part of the shared state
+    assert page.evaluate("window.rasplay.state.view") == "train"

@@ -29,3 +29,6 @@ export const evaluate = (source, inputs, trace) => call("POST", "/evaluate", { s
 export const examples = () => call("GET", "/examples");
 export const example = (id) => call("GET", `/examples/${encodeURIComponent(id)}`);
 export const share = (state) => call("POST", "/share", { state });
+export const train = (request) => call("POST", "/train", request);
+export const trainJob = (id) => call("GET", `/train/${encodeURIComponent(id)}`);
+export const cancelTrain = (id) => call("DELETE", `/train/${encodeURIComponent(id)}`);

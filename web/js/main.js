@@ -11,6 +11,7 @@ import { showSelector } from "./heatmap.js";
 import { loadPlotly } from "./plotly.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
 import { applyShared, linkFor, parseInputText, readHash, saveHashSoon, shareable, state } from "./state.js";
+import { cancelRuns, renderCurves, renderOverlay, renderTrainForm, startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
 
 const $ = (id) => document.getElementById(id);
@@ -145,6 +146,7 @@ function renderAll() {
   });
   renderChips(selectorId);
   renderHeatmap();
+  if (state.view === "train") renderTrainForm($("train-form-box"), state);
 }
 
 function select(selection, selectorId = null) {
@@ -196,6 +198,33 @@ function renderInputs() {
   }
 }
 
+// ------------------------------------------------------------------ views (tabs)
+
+function showView(view) {
+  state.view = view;
+  for (const tab of document.querySelectorAll("[role='tab']")) {
+    const on = tab.dataset.view === view;
+    tab.setAttribute("aria-selected", String(on));
+    tab.tabIndex = on ? 0 : -1;
+    $(`view-${tab.dataset.view}`).hidden = !on;
+  }
+  if (view === "train" && !$("train-form")) renderTrainForm($("train-form-box"), state);
+  if (!embedMode) saveHashSoon();
+}
+
+async function renderTraining(finished = false) {
+  await renderCurves($("train-curves"), $("train-status"));
+  if (finished) renderOverlay($("train-overlay"), null);
+}
+
+async function startTraining(ablate) {
+  try {
+    await startRuns(state, { ablate }, (finished) => renderTraining(finished));
+  } catch (e) {
+    toast(e.message);
+  }
+}
+
 // ------------------------------------------------------------------ presenter mode
 
 function setPresenting(on) {
@@ -244,6 +273,18 @@ async function initialState() {
 
 function wire() {
   $("run-btn").addEventListener("click", runNow);
+  for (const tab of document.querySelectorAll("[role='tab']")) {
+    tab.addEventListener("click", () => showView(tab.dataset.view));
+    tab.addEventListener("keydown", (e) => {
+      const tabs = [...document.querySelectorAll("[role='tab']")];
+      const i = tabs.indexOf(tab);
+      const next = e.key === "ArrowRight" ? tabs[(i + 1) % tabs.length] : e.key === "ArrowLeft" ? tabs[(i + tabs.length - 1) % tabs.length] : null;
+      if (next) { e.preventDefault(); next.focus(); showView(next.dataset.view); }
+    });
+  }
+  $("train-start").addEventListener("click", () => startTraining(false));
+  $("train-ablate").addEventListener("click", () => startTraining(true));
+  $("train-cancel").addEventListener("click", () => cancelRuns());
   $("add-input").addEventListener("click", () => {
     state.inputs.push(state.inputs[state.inputs.length - 1] || "abc");
     state.current = state.inputs.length - 1;
@@ -311,6 +352,7 @@ async function main() {
   wire();
   renderInputs();
   await runNow();
+  if (state.view !== "program" && $(`view-${state.view}`)) showView(state.view);
   if (embedMode) $("open-in-rasplay").href = await linkFor(shareable(), "/");
   document.body.dataset.ready = "1";
   loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));

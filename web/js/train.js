@@ -1,0 +1,216 @@
+// The Train view: train a small transformer on the program's task (on the server, as a job), watch
+// its loss and accuracy live, then lay its attention over the program's selectors. "Ablate" trains a
+// model with one layer fewer beside the first, to test the analysis' prediction.
+
+import * as api from "./api.js";
+import { drawHeatmap } from "./heatmap.js";
+import { loadPlotly } from "./plotly.js";
+import { parseInputText } from "./state.js";
+import { el, formatValue } from "./values.js";
+
+const COLORS = ["#0072B2", "#D55E00"];
+let runs = [];          // {label, layers, job, events: [], result, source}
+let overlayMode = "trained";
+
+function field(label, input, hint = "") {
+  return el("label", { class: "field" }, el("span", {}, label), input, hint ? el("small", {}, hint) : "");
+}
+
+function input(attrs) {
+  const node = el("input", attrs);
+  if (attrs.value !== undefined) node.value = attrs.value;
+  return node;
+}
+
+function headerOutput(source) {
+  const m = source.match(/^#\s*output:\s*(\S+)\s*$/m);
+  return m ? m[1] : null;
+}
+
+function defaultVocab(state) {
+  const seen = [];
+  let json = false;
+  for (const text of state.inputs) {
+    const { value } = parseInputText(text);
+    if (Array.isArray(value)) json = true;
+    for (const t of (Array.isArray(value) ? value : [...value])) if (!seen.some((s) => s === t)) seen.push(t);
+  }
+  seen.sort();
+  return json ? JSON.stringify(seen) : seen.join("");
+}
+
+export function renderTrainForm(container, state) {
+  const doc = state.doc;
+  const sops = doc ? Object.entries(doc.results).filter(([, r]) => r.kind === "sop").map(([n]) => n) : [];
+  const preferred = headerOutput(state.source);
+  const output = el("select", { id: "train-output", "aria-label": "output s-op to learn" },
+    ...sops.map((n) => el("option", { value: n }, n)));
+  output.value = sops.includes(preferred) ? preferred : sops[sops.length - 1] || "";
+  const layersOf = () => (doc && doc.results[output.value] ? doc.results[output.value].layer : 1);
+  const heads = doc ? Math.max(1, ...doc.analysis.heads_per_layer) : 1;
+  const layers = input({ id: "train-layers", type: "number", min: "0", max: "12", placeholder: `${layersOf()} (analysis)` });
+  output.addEventListener("change", () => { layers.placeholder = `${layersOf()} (analysis)`; });
+  const form = el("form", { id: "train-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
+    field("output", output),
+    field("vocab", input({ id: "train-vocab", type: "text", value: defaultVocab(state), spellcheck: "false" }),
+      "characters, or a JSON list"),
+    field("lengths", el("span", { class: "pair" },
+      input({ id: "train-min-len", type: "number", min: "1", max: "512", value: "1", "aria-label": "shortest input" }),
+      "–",
+      input({ id: "train-max-len", type: "number", min: "1", max: "512", value: "12", "aria-label": "longest input" }))),
+    field("layers", layers),
+    field("heads", input({ id: "train-heads", type: "number", min: "1", max: "16", placeholder: `${heads} (analysis)` })),
+    field("width", input({ id: "train-d-model", type: "number", min: "4", max: "1024", value: "64" }), "d_model"),
+    field("steps", input({ id: "train-steps", type: "number", min: "1", max: "1000000", value: "1000" })),
+    field("supervise", el("span", {}, input({ id: "train-supervise", type: "checkbox" })),
+      "pull heads towards their selectors"),
+  );
+  const previous = container.querySelector("form");
+  if (previous) {  // keep what the user set when the program changes
+    for (const node of previous.querySelectorAll("input, select")) {
+      const fresh = form.querySelector(`#${node.id}`);
+      if (!fresh) continue;
+      if (node.type === "checkbox") fresh.checked = node.checked;
+      else if (node.tagName !== "SELECT" || [...fresh.options].some((o) => o.value === node.value)) fresh.value = node.value;
+    }
+  }
+  container.replaceChildren(form);
+}
+
+function readForm() {
+  const v = (id) => document.getElementById(id).value.trim();
+  const num = (id) => (v(id) === "" ? undefined : Number(v(id)));
+  const vocabText = v("train-vocab");
+  const vocab = vocabText.startsWith("[") ? parseInputText(vocabText).value : vocabText;
+  return {
+    output: v("train-output") || undefined, vocab, min_len: num("train-min-len"), max_len: num("train-max-len"),
+    layers: num("train-layers"), heads: num("train-heads"), d_model: num("train-d-model"),
+    steps: num("train-steps"), supervise: document.getElementById("train-supervise").checked,
+  };
+}
+
+function drop(obj) {
+  return Object.fromEntries(Object.entries(obj).filter(([, x]) => x !== undefined && !Number.isNaN(x)));
+}
+
+// ------------------------------------------------------------------ jobs
+
+function follow(run, onUpdate) {
+  const source = new EventSource(`/api/v1/train/${run.job.id}/events`);
+  run.source = source;
+  source.addEventListener("progress", (e) => { run.events.push(JSON.parse(e.data)); onUpdate(); });
+  source.addEventListener("done", async (e) => {
+    source.close();
+    const done = JSON.parse(e.data);
+    run.job = await api.trainJob(run.job.id);
+    run.result = run.job.result;
+    run.status = done.status;
+    onUpdate(true);
+  });
+  source.onerror = () => { /* EventSource reconnects by itself; `done` closes it */ };
+}
+
+export async function startRuns(state, { ablate }, onUpdate) {
+  const options = drop({ ...readForm(), example: parseInputText(state.inputs[state.current]).value });
+  for (const run of runs) if (run.source) run.source.close();
+  runs = [];
+  const first = await api.train({ source: state.source, ...options });
+  runs.push({ label: "predicted", job: first, events: [], result: null, status: first.status });
+  if (ablate) {
+    const predicted = options.layers ?? (state.doc.results[options.output] || {}).layer ?? 1;
+    if (predicted < 1) throw new Error("the program needs no layer: there is nothing to take away");
+    const second = await api.train({ source: state.source, ...options, layers: predicted - 1 });
+    runs.push({ label: `${predicted - 1} layer${predicted - 1 === 1 ? "" : "s"}`, job: second, events: [], result: null,
+      status: second.status });
+    runs[0].label = `${predicted} layer${predicted === 1 ? "" : "s"} (predicted)`;
+  }
+  runs.forEach((run) => follow(run, onUpdate));
+  onUpdate();
+}
+
+export async function cancelRuns() {
+  await Promise.all(runs.filter((r) => !r.result).map((r) => api.cancelTrain(r.job.id).catch(() => null)));
+}
+
+export const currentRuns = () => runs;
+
+// ------------------------------------------------------------------ views
+
+export async function renderCurves(plot, statusBox) {
+  if (!runs.length) { statusBox.textContent = "No training yet."; plot.hidden = true; return; }
+  const Plotly = await loadPlotly();
+  plot.hidden = false;
+  const traces = [];
+  runs.forEach((run, i) => {
+    const points = run.events.filter((e) => e.point === "eval");
+    const steps = points.map((p) => p.step);
+    traces.push({ x: steps, y: points.map((p) => p.test_seq_acc), name: `${run.label}: per sequence`, mode: "lines",
+      line: { color: COLORS[i], width: 2.5 } });
+    traces.push({ x: steps, y: points.map((p) => p.test_acc), name: `${run.label}: per position`, mode: "lines",
+      line: { color: COLORS[i], dash: "dot" } });
+    traces.push({ x: steps, y: points.map((p) => p.loss), name: `${run.label}: loss`, mode: "lines", yaxis: "y2",
+      line: { color: COLORS[i], width: 1 }, opacity: 0.5 });
+  });
+  await Plotly.react(plot, traces, {
+    height: 300, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.25, font: { size: 11 } },
+    xaxis: { title: { text: "step" } }, yaxis: { title: { text: "held-out accuracy" }, range: [0, 1.02] },
+    yaxis2: { title: { text: "loss" }, overlaying: "y", side: "right", type: "log", dtick: 1, exponentformat: "power",
+      showgrid: false },
+  }, { displaylogo: false, responsive: true });
+  plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
+  statusBox.replaceChildren(...runs.map((run, i) => {
+    const last = run.events[run.events.length - 1];
+    const pct = (x) => (x === null || x === undefined ? "–" : `${(100 * x).toFixed(1)}%`);
+    const text = last
+      ? `step ${last.step}${last.steps ? `/${last.steps}` : ""} · ${last.elapsed.toFixed(1)} s · loss ${last.loss.toFixed(3)} · ` +
+        `held-out ${pct(last.test_acc)} per position, ${pct(last.test_seq_acc)} per sequence`
+      : "starting…";
+    const status = run.result ? run.status : run.status === "queued" && !last ? "queued" : "training";
+    return el("div", { class: "run-line", "data-status": status },
+      el("span", { class: "swatch", style: `background:${COLORS[i]}` }), `${run.label} — ${status}: ${text}` +
+      (run.job.error ? ` — ${run.job.error}` : ""));
+  }));
+}
+
+export function renderOverlay(container, compiledAttention) {
+  container.replaceChildren();
+  const run = runs[0] && runs[0].result ? runs[0] : runs.find((r) => r.result);
+  if (!run) return;
+  const ex = run.result.example;
+  const m = run.result.final;
+  container.append(el("p", { class: "note" },
+    `${run.label}: held-out accuracy ${(100 * m.test_acc).toFixed(1)}% per position, ${(100 * m.test_seq_acc).toFixed(1)}% per sequence. ` +
+    `On ${JSON.stringify(ex.input)}: model → ${ex.prediction.map(formatValue).join(" ")}; program → ${ex.target.map(formatValue).join(" ")}.`));
+  const modes = el("div", { class: "toggle", role: "radiogroup", "aria-label": "overlay" },
+    ...["selector", "compiled", "trained"].map((mode) => {
+      const b = el("button", { type: "button", role: "radio", "aria-checked": String(mode === overlayMode), "data-mode": mode,
+        onclick: () => { overlayMode = mode; renderOverlay(container, compiledAttention); } }, mode);
+      if (mode === "compiled" && !compiledAttention) {
+        b.disabled = true;
+        b.title = "compile the program in the Compile tab to compare";
+      }
+      return b;
+    }));
+  container.append(modes);
+  for (const sel of ex.selectors) {
+    const match = ex.matches.find((x) => x.selector === sel.selector) || {};
+    const head = match.head ?? 0;
+    const layer = sel.layer;
+    const att = ex.attention[layer - 1] ? ex.attention[layer - 1][head] : null;
+    const score = match.score === null || match.score === undefined ? "–" : match.score.toFixed(3);
+    const card = el("div", { class: "overlay-card", "data-selector": String(sel.selector) });
+    card.append(el("h3", {}, `${sel.name} — layer ${layer}, trained head ${head}: match ${score}`));
+    const plot = el("div", { class: "overlay-plot" });
+    card.append(plot);
+    container.append(card);
+    let fill = null;
+    if (overlayMode === "trained") fill = att;
+    else if (overlayMode === "compiled" && compiledAttention) fill = compiledAttention(sel.selector, ex.tokens);
+    const hover = sel.matrix.map((row, q) => row.map((v, k) =>
+      `query ${q} (${formatValue(ex.tokens[q])}) ← key ${k} (${formatValue(ex.tokens[k])})` +
+      `<br>selector: ${v ? "selected" : "not selected"}` + (fill ? `<br>${overlayMode} attention ${fill[q][k].toFixed(3)}` : "")));
+    loadPlotly().then(() => drawHeatmap(plot, { matrix: sel.matrix, fill, tokens: ex.tokens, hover,
+      fillTitle: `${overlayMode} attention` }))
+      .then(() => { plot.dataset.drawn = "1"; });
+  }
+}
