@@ -200,3 +200,28 @@ class TrainJob(BaseModel):
     finished: Optional[float] = None
     result: Optional[dict[str, Any]] = Field(None, description="accuracies, curves, head-selector matches, attention maps")
     spec: dict[str, Any]
+
+
+class OverlayRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"source": "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);",
+         "maps": {"tokens": ["a", "b"], "attention": [[[[0.5, 0.5], [0.5, 0.5]]], [[[0, 1], [1, 0]]]]}}]})
+
+    source: str = Field(description="the RASP program")
+    output: Optional[str] = Field(None, description="the s-op whose selectors to compare with (default as for training)")
+    maps: dict[str, Any] = Field(description='attention from another tool: {"tokens": [...], "attention": '
+                                             'layers x heads x n x n (rows = queries, summing to 1), "bos": false}')
+
+
+class Overlay(BaseModel):
+    output: str = Field(description="the s-op whose selectors were compared")
+    layers: int = Field(description="layers of the imported maps")
+    heads: int = Field(description="heads per layer of the imported maps")
+    program_layers: int
+    program_heads_per_layer: list[int]
+    values: list[Any] = Field(description="the program's output on the input")
+    tokens: list[Any]
+    offset: int = Field(description="1 when position 0 is a BOS token")
+    attention: list[Any] = Field(description="layers x heads x n x n")
+    selectors: list[dict[str, Any]] = Field(description="the program's selectors on the input, in the maps' coordinates")
+    matches: list[dict[str, Any]] = Field(description="per selector: scores against every head, the paired head, its score")

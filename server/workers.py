@@ -38,6 +38,12 @@ def _work(kind: str, payload: dict) -> dict:
         return engine.evaluate(**payload)
     if kind == "analyze":
         return engine.analyze(**payload)
+    if kind == "overlay":
+        from engine.train import TrainError, overlay_imported
+        try:
+            return {"ok": True, "overlay": overlay_imported(payload["source"], payload["maps"], payload.get("output"))}
+        except TrainError as e:
+            return {"ok": False, "message": str(e)}
     if kind == "train_check":
         from engine.train import TrainError
 

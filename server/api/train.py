@@ -10,7 +10,7 @@ from fastapi.responses import StreamingResponse
 
 from ..errors import ApiError
 from ..jobs import JobManager, QueueFull, follow
-from ..schemas import ERROR_RESPONSES, TrainJob, TrainRequest
+from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainRequest
 from ..settings import Settings
 from ..workers import EvaluationPool
 from .deps import get_pool, get_settings
@@ -95,3 +95,16 @@ async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0,
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})
+
+
+@router.post("/overlay", response_model=Overlay, responses={**ERROR_RESPONSES, 503: ERROR_RESPONSES[422]},
+             summary="Lay attention maps from another tool over the program's selectors")
+async def overlay(req: OverlayRequest, settings: Settings = Depends(get_settings),
+                  pool: EvaluationPool = Depends(get_pool)):
+    """Scores every head of the imported maps against every selector of the program (mean attention
+    mass on the selected keys per query row) and pairs them per layer, as for trained models."""
+    check_source(req.source, settings)
+    checked = orjson.loads(await run_in_pool(pool, "overlay", req.model_dump(), settings))
+    if not checked["ok"]:
+        raise ApiError(422, "validation", checked["message"])
+    return checked["overlay"]
