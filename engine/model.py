@@ -24,6 +24,7 @@ META_KEY = "rasplay"       # the .npz entry holding compiler metadata (layout), 
 class Forward:
     out: np.ndarray                                   # (B, n, n_out): class logits or one number
     attention: list[np.ndarray] = field(default_factory=list)   # per layer (B, H, n, n), trace only
+    scores: list[np.ndarray] = field(default_factory=list)      # per layer (B, H, n, n) q.k, trace only
     residual: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (stage, (B, n, d)), trace only
 
 
@@ -91,6 +92,7 @@ class Transformer:
             x = x + mixed @ w[p + "attn.o.weight"].T
             if trace:
                 result.attention.append(att)
+                result.scores.append(scores)
                 result.residual.append((f"layer {i + 1} attention", x.copy()))
             h = _layer_norm(x, w[p + "ln2.weight"], w[p + "ln2.bias"]) if ln else x
             hidden = np.maximum(h @ w[p + "mlp.fc1.weight"].T + w[p + "mlp.fc1.bias"], 0.0)

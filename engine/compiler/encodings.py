@@ -57,8 +57,10 @@ class Planner:
     def add(self, block: Block) -> Block:
         taken = {b.name for b in self.blocks}
         base, i = block.name, 2
+        if base in taken:
+            block.name = base = f"{base} ({block.kind})"
         while block.name in taken:
-            block.name = f"{base}#{i}"
+            block.name = f"{base} #{i}"
             i += 1
         self.blocks.append(block)
         self.avail.register(block)
@@ -133,7 +135,7 @@ class Planner:
             tables = selectors.box_tables(boxes[0], groups) if boxes else selectors.never_selects()
             h = self.head(sel, layer, "width", tables, None, shared=False)
             values = np.arange(lo, hi + 1, dtype=np.int64)
-            h.out = self.add(Block(name, "numerical", values, {node.id: values}, attn(layer),
+            h.out = self.add(Block(f"{name} [1/(w+1)]", "numerical", values, {node.id: values}, attn(layer),
                                    phys=1.0 / (values + 1), key=node.id, note="BOS weight 1/(w+1)"))
             h.serves.append(name)
             return
@@ -142,7 +144,7 @@ class Planner:
             h = self.head(sel, layer, "width", selectors.box_tables(box, groups), (j, len(boxes)), shared=False)
             pk = ("part", node.id, j)
             values = np.arange(0, hi + 1, dtype=np.int64)
-            h.out = self.add(Block(f"{name} part {j + 1}/{len(boxes)}", "numerical", values, {pk: values},
+            h.out = self.add(Block(f"{name} part {j + 1}/{len(boxes)} [1/(w+1)]", "numerical", values, {pk: values},
                                    attn(layer), phys=1.0 / (values + 1), key=pk, note="BOS weight 1/(w+1)"))
             h.serves.append(f"{name} (part {j + 1}/{len(boxes)})")
             parts.append(pk)
@@ -292,7 +294,8 @@ class Planner:
     def materialize(self, node: Node, encoding: str, consumer_layer: int) -> Block:
         before = attn(consumer_layer)
         for b in self.avail.by_key.get(node.id, []):
-            if b.kind == encoding and b.written < before and len(b.provides) == 1:
+            if b.kind == encoding and b.written < before and len(b.provides) == 1 and (
+                    encoding == "categorical" or b.identity):
                 return b
         values = self.vs.values.get(node.id)
         if values is None:
