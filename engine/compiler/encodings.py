@@ -76,7 +76,7 @@ class Planner:
         return "(" + ", ".join(self.name(k) for k in key[1:]) + ")"
 
     def where(self, node: Node) -> str:
-        span = node.origin
+        span = self.program.span_of(node)
         return f" (line {span.line})" if span is not None and span.source == "<program>" else ""
 
     def depth(self, key) -> int:
@@ -162,7 +162,7 @@ class Planner:
         name = self.name(node)
         if values is None and encoding == "categorical":
             raise RaspError(f"'{name}' has too many possible values to encode ({vs.why_none[node.id]})",
-                            node.origin, "limit")
+                            self.program.span_of(node), "limit")
         self.check_categories(node.id, values, encoding, node)
         sop_values = vs.values[node.sop.id]
         constant = sop_values is not None and sop_values.size == 1
@@ -202,7 +202,7 @@ class Planner:
         atoms = selectors.atoms_of(sel)
         if len(atoms) > self.limits.max_selector_atoms:
             raise RaspError(f"the selector '{self.name(sel)}' combines {len(atoms)} select(...) conditions; the "
-                            f"compiler's limit is {self.limits.max_selector_atoms}", sel.origin, "limit")
+                            f"compiler's limit is {self.limits.max_selector_atoms}", self.program.span_of(sel), "limit")
         keys = keys or {a.id: self.select_side(a.keys, layer) for a in atoms}
         queries = queries or {a.id: self.select_side(a.queries, layer) for a in atoms}
         groups = selectors.build_groups(atoms, keys, queries)
@@ -281,7 +281,7 @@ class Planner:
     def numeric_reader(self, r: Reader, node: Node) -> Reader:
         if np.asarray(r.values).dtype.kind not in "bif":
             raise RaspError(f"'{self.name(node)}' holds {elementwise.type_of(np.asarray(r.values))} values, "
-                            f"which a numerical encoding cannot hold", node.origin, "type")
+                            f"which a numerical encoding cannot hold", self.program.span_of(node), "type")
         return r
 
     # ---------------------------------------------------------------- materialization
@@ -289,7 +289,7 @@ class Planner:
     def check_categories(self, key, values, encoding: str, node: Node):
         if encoding == "categorical" and values is not None and len(values) > self.limits.max_categories:
             raise RaspError(f"'{self.name(key)}' has {len(values)} possible values; a categorical encoding allows "
-                            f"{self.limits.max_categories}", node.origin, "limit")
+                            f"{self.limits.max_categories}", self.program.span_of(node), "limit")
 
     def materialize(self, node: Node, encoding: str, consumer_layer: int) -> Block:
         before = attn(consumer_layer)
@@ -301,11 +301,11 @@ class Planner:
         if values is None:
             why = self.vs.why_none.get(node.id, "")
             raise RaspError(f"'{self.name(node)}' has too many possible values to encode"
-                            + (f" ({why})" if why else ""), node.origin, "limit")
+                            + (f" ({why})" if why else ""), self.program.span_of(node), "limit")
         self.check_categories(node.id, values, encoding, node)
         if encoding == "numerical" and values.dtype.kind not in "bif":
             raise RaspError(f"'{self.name(node)}' holds {elementwise.type_of(values)} values, which a numerical "
-                            f"encoding cannot hold", node.origin, "type")
+                            f"encoding cannot hold", self.program.span_of(node), "type")
         m = self.mlp_layer(node.id, consumer_layer)
         block = self.add(Block(self.name(node), encoding, values, {node.id: values}, mlp(m), key=node.id))
         self.targets.append(Target(node.id, block, m, node=node))
@@ -335,7 +335,7 @@ class Planner:
         rows = np.unique(codes, axis=0)
         if len(rows) > self.limits.max_categories:
             raise RaspError(f"the joint values of {self.name(key)} are {len(rows)}; a categorical encoding allows "
-                            f"{self.limits.max_categories}", nodes[0].origin, "limit")
+                            f"{self.limits.max_categories}", self.program.span_of(nodes[0]), "limit")
         provides = {n.id: self.vs.values[n.id][rows[:, i]] for i, n in enumerate(nodes)}
         labels = [tuple(provides[n.id][r].item() for n in nodes) for r in range(len(rows))]
         block = self.add(Block(self.name(key), "categorical", labels, provides, mlp(m), key=key, codes=rows))
@@ -343,7 +343,7 @@ class Planner:
         return block
 
     def domain(self, srcs: list[Block], node: Node):
-        return block_domain(srcs, self.constraints, self.limits.max_domain, f"'{self.name(node)}'", node.origin,
+        return block_domain(srcs, self.constraints, self.limits.max_domain, f"'{self.name(node)}'", self.program.span_of(node),
                             self.vs.joints)
 
     # ---------------------------------------------------------------- encodings
@@ -355,7 +355,7 @@ class Planner:
         if node.id in vs.averages:
             if override == "categorical":
                 raise RaspError(f"'{name}' averages several positions; only a numerical encoding can hold a mean",
-                                node.origin, "type")
+                                self.program.span_of(node), "type")
             return "numerical"
         if sop_values is None:
             return override or "numerical"
@@ -363,14 +363,18 @@ class Planner:
             if vs.constant.get(node.selector.id) is True and sop_values.size > 1 and self.N > 1:
                 raise RaspError(f"'{name}' averages {elementwise.type_of(sop_values)} values over every position, "
                                 f"an error for every input longer than 1 (only numbers can be averaged)",
-                                node.origin, "type")
+                                self.program.span_of(node), "type")
             if override == "numerical":
                 raise RaspError(f"'{name}' holds {elementwise.type_of(sop_values)} values, which a numerical "
-                                f"encoding cannot hold", node.origin, "type")
+                                f"encoding cannot hold", self.program.span_of(node), "type")
             return "categorical"
         if override:
             return override
         if any(c.kind == "select" for c in self.graph.consumers[node.id]):
+            return "categorical"
+        values = vs.values.get(node.id)
+        if node is self.program.output and values is not None and values.dtype.kind != "f" \
+                and len(values) <= MAX_OUTPUT_CLASSES:
             return "categorical"
         return "numerical"
 

@@ -186,18 +186,27 @@ def _env(axes: list[Axis], index: list[np.ndarray]) -> dict:
 # ------------------------------------------------------------------ value helpers
 
 def unique_values(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values; floats that agree to 12 significant digits count as one."""
+    """Sorted distinct values. Floats that agree to 12 significant digits count as one, represented by
+    the member nearest its 12-digit rounding (1.0 rather than 0.9999999999999999: the value exact
+    arithmetic gives, which is what the evaluator usually computes)."""
     values = np.asarray(values)
     if values.size == 0:
         return values
-    if values.dtype.kind == "f":
-        v = np.unique(values)
-        if v.size > 1:
-            keep = np.ones(v.size, dtype=bool)
-            keep[1:] = ~np.isclose(v[1:], v[:-1], rtol=1e-12, atol=1e-12)
-            v = v[keep]
+    if values.dtype.kind != "f":
+        return np.unique(values)
+    v = np.unique(values)
+    if v.size < 2:
         return v
-    return np.unique(values)
+    new = np.ones(v.size, dtype=bool)
+    new[1:] = ~np.isclose(v[1:], v[:-1], rtol=1e-12, atol=1e-12)
+    if new.all():
+        return v
+    cluster = np.cumsum(new) - 1
+    score = np.abs(v - np.round(v, 12))
+    order = np.lexsort((score, cluster))
+    firsts = np.ones(v.size, dtype=bool)
+    firsts[1:] = cluster[order][1:] != cluster[order][:-1]
+    return np.sort(v[order][firsts])
 
 
 def common_kind(a: np.ndarray, b: np.ndarray) -> str | None:

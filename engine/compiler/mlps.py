@@ -360,14 +360,16 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
     d = units.d
     coords = [(A, b) for A, b in coords if np.any(A)]
     T = np.stack([X @ A + b for A, b in coords], axis=1) if coords else np.zeros((len(X), 0))
-    # lexicographic projection t = sum_r mu_r T_r, one-to-one on the points
+    # canonical coordinate values (values equal to 12 digits are one value), their gaps and spans
     keep, gaps, spans = [], [], []
     for r in range(T.shape[1]):
         u = unique_values(T[:, r])
         if u.size > 1:
+            T[:, r] = u[_nearest(u, T[:, r])]
             keep.append(r)
             gaps.append(np.min(np.diff(u)))
             spans.append(u[-1] - u[0])
+    # lexicographic projection t = sum_r mu_r T_r: each coordinate's span is under half the previous one's gap
     mu = np.ones(len(keep))
     for i in range(len(keep) - 2, -1, -1):
         mu[i] = 2.0 * np.dot(mu[i + 1:], spans[i + 1:]) / gaps[i]
@@ -375,21 +377,18 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
         mu = mu / mu[0]
         a_t = sum(m * coords[r][0] for m, r in zip(mu, keep))
         b_t = float(sum(m * coords[r][1] for m, r in zip(mu, keep)))
-        t = T[:, keep] @ mu
     else:
-        a_t, b_t, t = np.zeros(X.shape[1]), 0.0, np.zeros(len(X))
-    srt = np.argsort(t, kind="stable")
-    t, y = t[srt], y[srt]
-    tol = 1e-9 * max(1.0, float(np.max(np.abs(t))) if len(t) else 1.0)
-    new = np.ones(len(t), dtype=bool)
-    new[1:] = np.diff(t) > tol
-    group = np.cumsum(new) - 1
-    firsts = np.nonzero(new)[0]
-    tu, yu = t[firsts], y[firsts]
-    conflict = ~out.same(y, yu[group])
+        a_t, b_t = np.zeros(X.shape[1]), 0.0
+    rows, first, inverse = np.unique(T[:, keep], axis=0, return_index=True, return_inverse=True)
+    inverse = inverse.ravel()
+    yu = y[first]
+    conflict = ~out.same(y, yu[inverse])
     if conflict.any():
-        yu = _majority(out, y, group, yu)
-        units.ties += int(np.unique(group[conflict]).size)
+        yu = _majority(out, y, inverse, yu)
+        units.ties += int(np.unique(inverse[conflict]).size)
+    t = rows @ mu if len(keep) else np.zeros(len(rows))
+    srt = np.argsort(t, kind="stable")
+    tu, yu = t[srt], yu[srt]
     base_w1 = np.zeros((1, d))
     _gate(base_w1, gate_dims, 1.0)
     units.add(base_w1, np.array([1.0 - k]), out.rows(yu[:1], d))
@@ -397,6 +396,8 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
     if not len(change):
         return
     t0, t1 = tu[change], tu[change + 1]
+    if np.any(t1 <= t0):
+        raise AssertionError("an MLP table's projection is not one-to-one (numerical precision)")
     mid, w = (t0 + t1) / 2.0, (t1 - t0) / 2.0
     tmax = float(np.dot(np.abs(a_t), xmax) + abs(b_t))
     B = (tmax + np.abs(mid)) / w + 2.0
@@ -408,6 +409,12 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
     delta = out.delta_rows(yu[change], yu[change + 1], d)
     units.add(w1, bias, delta)
     units.add(w1.copy(), bias - 1.0, -delta)
+
+
+def _nearest(u: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Index of the nearest element of the sorted array u for each of v."""
+    pos = np.clip(np.searchsorted(u, v), 1, len(u) - 1)
+    return np.where(np.abs(u[pos - 1] - v) <= np.abs(u[pos] - v), pos - 1, pos)
 
 
 # ------------------------------------------------------------------ all MLPs

@@ -45,6 +45,12 @@ class Program:
     def name(self, node) -> str:
         return self.interp.display_name(node)
 
+    def span_of(self, node):
+        """Where the program asks for `node` (for built-in s-ops such as tokens: the line naming it)."""
+        if node.origin is not None:
+            return node.origin
+        return next((d.span for d in self.interp.definitions if d.value is node), None)
+
 
 def normalize_vocab(vocab) -> list:
     """A string is one token per character; a list gives the tokens themselves."""
