@@ -35,6 +35,15 @@ class Transformer:
         self.config = dict(config)
         self.weights = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
         self._check()
+        self._mlp = [self._active_units(i) for i in range(self.config["n_layers"])]
+
+    def _active_units(self, i: int):
+        """The MLP of layer i without hidden units whose output weights are all zero (they add exactly 0)."""
+        p = f"layers.{i}.mlp."
+        w = self.weights
+        used = np.any(w[p + "fc2.weight"] != 0, axis=0)
+        return (np.ascontiguousarray(w[p + "fc1.weight"][used].T), w[p + "fc1.bias"][used],
+                np.ascontiguousarray(w[p + "fc2.weight"][:, used].T), w[p + "fc2.bias"])
 
     def _check(self):
         c, w = self.config, self.weights
@@ -70,17 +79,18 @@ class Transformer:
         if scale is None:
             scale = 1.0 / np.sqrt(dh)
         ln = bool(c.get("layer_norm"))
-        x = w["tok_emb.weight"][ids] + w["pos_emb.weight"][:n][None]
+        d = c["d_model"]
+        x = (w["tok_emb.weight"][ids] + w["pos_emb.weight"][:n][None]).reshape(B * n, d)   # rows = positions
         result = Forward(np.zeros(0))
         if trace:
-            result.residual.append(("embedding", x.copy()))
+            result.residual.append(("embedding", x.reshape(B, n, d).copy()))
         for i in range(c["n_layers"]):
             p = f"layers.{i}."
             h = _layer_norm(x, w[p + "ln1.weight"], w[p + "ln1.bias"]) if ln else x
-            q = (h @ w[p + "attn.q.weight"].T).reshape(B, n, H, dh)
-            k = (h @ w[p + "attn.k.weight"].T).reshape(B, n, H, dh)
-            v = (h @ w[p + "attn.v.weight"].T).reshape(B, n, H, dh)
-            scores = np.einsum("bqhd,bkhd->bhqk", q, k)
+            q = (h @ w[p + "attn.q.weight"].T).reshape(B, n, H, dh).transpose(0, 2, 1, 3)
+            k = (h @ w[p + "attn.k.weight"].T).reshape(B, n, H, dh).transpose(0, 2, 3, 1)
+            v = (h @ w[p + "attn.v.weight"].T).reshape(B, n, H, dh).transpose(0, 2, 1, 3)
+            scores = q @ k                                                     # (B, H, n, n)
             if mode == "hard":
                 top = scores >= scores.max(axis=-1, keepdims=True) - HARD_TOLERANCE
                 att = top / top.sum(axis=-1, keepdims=True)
@@ -88,20 +98,20 @@ class Transformer:
                 s = scale * scores
                 s = np.exp(s - s.max(axis=-1, keepdims=True))
                 att = s / s.sum(axis=-1, keepdims=True)
-            mixed = np.einsum("bhqk,bkhd->bqhd", att, v).reshape(B, n, H * dh)
+            mixed = (att @ v).transpose(0, 2, 1, 3).reshape(B * n, H * dh)
             x = x + mixed @ w[p + "attn.o.weight"].T
             if trace:
                 result.attention.append(att)
                 result.scores.append(scores)
-                result.residual.append((f"layer {i + 1} attention", x.copy()))
+                result.residual.append((f"layer {i + 1} attention", x.reshape(B, n, d).copy()))
             h = _layer_norm(x, w[p + "ln2.weight"], w[p + "ln2.bias"]) if ln else x
-            hidden = np.maximum(h @ w[p + "mlp.fc1.weight"].T + w[p + "mlp.fc1.bias"], 0.0)
-            x = x + hidden @ w[p + "mlp.fc2.weight"].T + w[p + "mlp.fc2.bias"]
+            fc1, b1, fc2, b2 = self._mlp[i]
+            x = x + np.maximum(h @ fc1 + b1, 0.0) @ fc2 + b2
             if trace:
-                result.residual.append((f"layer {i + 1} MLP", x.copy()))
+                result.residual.append((f"layer {i + 1} MLP", x.reshape(B, n, d).copy()))
         if ln:
             x = _layer_norm(x, w["ln_f.weight"], w["ln_f.bias"])
-        result.out = x @ w["unembed.weight"].T + w["unembed.bias"]
+        result.out = (x @ w["unembed.weight"].T + w["unembed.bias"]).reshape(B, n, -1)
         return result
 
     def parameters(self) -> int:

@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..program import Node
 from .fused import lookup
 from .plan import Block, HeadPlan, Plan
 
@@ -124,5 +123,3 @@ def build_heads(plan: Plan, d: int) -> list[HeadWeights]:
     return [build_head(h, d, one, bos) for h in plan.heads]
 
 
-def selector_label(sel: Node) -> str:
-    return sel.label or sel.describe()
