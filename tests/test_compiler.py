@@ -28,6 +28,7 @@ def tracr_program(name: str) -> tuple[str, str]:
 
 def assert_exact(model):
     r = model.check()
+    json.dumps(r)
     assert r["exhaustive"]
     assert r["inputs"] > 0
     assert r["agree"] == r["inputs"], r["first_mismatch"]

@@ -78,7 +78,7 @@ def programs(draw):
     return "\n".join(lines)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs())
 def test_compiled_models_agree_with_the_evaluator(source):
     try:

@@ -182,8 +182,11 @@ class Planner:
             return
         # an aggregate of a constant over a selector split into boxes: "did any box find a key?"
         c = sop_values[0].item()
-        pvals = np.unique(np.concatenate([sop_values, elementwise.as_array(node.default).reshape(1)])) \
-            if default_ok else sop_values
+        pvals = sop_values
+        if default_ok:
+            default = elementwise.as_array(node.default).reshape(1)
+            kind = elementwise.join_types(sop_values, default, "the value and the default of aggregate")
+            pvals = np.unique(np.concatenate([elementwise.cast(sop_values, kind), elementwise.cast(default, kind)]))
         penc = "numerical" if pvals.dtype.kind in "if" else "categorical"
         parts = []
         for j, box in enumerate(boxes):
