@@ -1,4 +1,4 @@
-"""The rasplay engine: RASP parsing, evaluation, layer/head analysis (and, later, compilation).
+"""The rasplay engine: RASP parsing, evaluation, layer/head analysis, compilation to transformer weights.
 
 Pure Python + numpy; imports neither FastAPI nor torch.
 """
@@ -8,6 +8,9 @@ from .interpret import interpret, Interpretation
 from .lang.errors import RaspError, Span
 from .lang.parser import parse
 from .limits import DEFAULT_LIMITS, Limits
+from .compiler import CompiledModel, CompileLimits, compile
+from .compiler.soft import soft_study
+from .model import Transformer, load as load_model, load_npz, save_npz
 
 
 def analyze(source: str, output: str | None = None, limits: Limits | None = None, load_dirs=None) -> dict:
@@ -32,4 +35,5 @@ def analyze(source: str, output: str | None = None, limits: Limits | None = None
 
 
 __all__ = ["evaluate", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span", "Limits",
-           "DEFAULT_LIMITS", "analyze_nodes"]
+           "DEFAULT_LIMITS", "analyze_nodes", "compile", "CompiledModel", "CompileLimits", "soft_study",
+           "Transformer", "load_model", "load_npz", "save_npz"]

@@ -1,4 +1,4 @@
-"""The `rasplay` command line: `rasplay eval`, `rasplay train` (and the other subcommands as they land)."""
+"""The `rasplay` command line: `rasplay serve | eval | compile | train`."""
 from __future__ import annotations
 
 import argparse
@@ -164,6 +164,68 @@ def cmd_train(args) -> int:
         print(f"saved the model to {args.o}")
     return 0
 
+def _parse_vocab(text: str):
+    """`abc` is three tokens; a JSON list (`[1, 2, 3]`) gives the tokens themselves."""
+    if text.lstrip().startswith("["):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise SystemExit(f"rasplay: --vocab is not a valid JSON list ({e.msg})")
+        if not isinstance(value, list):
+            raise SystemExit("rasplay: --vocab must be a string of tokens or a JSON list")
+        return value
+    return text
+
+
+def _parse_encodings(items) -> dict:
+    out = {}
+    for item in items or []:
+        name, sep, enc = item.partition("=")
+        if not sep:
+            raise SystemExit(f"rasplay: --encoding takes NAME=categorical|numerical, not {item!r}")
+        out[name.strip()] = enc.strip()
+    return out
+
+
+def _print_error(path: str, e) -> None:
+    where = path
+    if e.span is not None:
+        where = (e.span.source if e.span.source != "<program>" else path) + f":{e.span.line}:{e.span.col}"
+    print(f"{where}: error: {e.message}", file=sys.stderr)
+
+
+def cmd_compile(args) -> int:
+    import engine
+
+    source, load_dirs = _read_program(args.file)
+    try:
+        model = engine.compile(source, args.output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
+                               bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs)
+        doc = {"summary": model.summary()}
+        if args.check:
+            doc["check"] = model.check(seed=args.seed)
+        if args.soft:
+            doc["soft"] = model.soft_study(seed=args.seed)
+        if args.weights:
+            model.export_npz(args.weights)
+            doc["weights"] = args.weights
+    except engine.RaspError as e:
+        _print_error(args.file, e)
+        return 1
+    except OSError as e:
+        print(f"rasplay: cannot write {args.weights}: {e}", file=sys.stderr)
+        return 1
+    except Exception as e:  # a bug in rasplay: say so, without a traceback
+        print(f"{args.file}: internal error: {type(e).__name__}: {e} (please report this)", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False))
+    else:
+        from .text_display import render_compiled
+        print(render_compiled(args.file, doc))
+    ok = "check" not in doc or doc["check"]["agree"] == doc["check"]["inputs"]
+    return 0 if ok else 1
+
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rasplay", description="A visual playground for RASP.")
@@ -222,6 +284,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
     p.add_argument("-o", metavar="MODEL", help="save the trained model (.pt, or .npz)")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("compile", help="compile a RASP program to transformer weights")
+    p.add_argument("file", help="the program (.rasp), or - for standard input")
+    p.add_argument("--vocab", required=True, help="the input tokens: a string (one per character) or a JSON list")
+    p.add_argument("--max-len", type=int, required=True, help="the longest input the model must handle")
+    p.add_argument("--output", help="the s-op to compile (default: the last one the program defines)")
+    p.add_argument("--bos", default="<bos>", help="the BOS token (default <bos>)")
+    p.add_argument("--encoding", action="append", metavar="NAME=ENC",
+                   help="force an s-op's encoding: categorical or numerical (repeat for several)")
+    p.add_argument("--check", action="store_true",
+                   help="compare with the evaluator on every input up to --max-len (a seeded sample when too many)")
+    p.add_argument("--soft", action="store_true", help="also run the soft-attention study (smallest exact beta)")
+    p.add_argument("--seed", type=int, default=0, help="seed of the sample for --check and --soft")
+    p.add_argument("--json", action="store_true", help="print one JSON object (summary, check, soft)")
+    p.add_argument("-o", dest="weights", metavar="MODEL.npz", help="write the weights and config (.npz)")
+    p.set_defaults(func=cmd_compile)
     return parser
 
 

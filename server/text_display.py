@@ -61,3 +61,59 @@ def render(doc: dict) -> str:
     heads = ", ".join(str(h) for h in analysis["heads_per_layer"]) or "none"
     out.append(f"-- {analysis['layers']} layer{'s' if analysis['layers'] != 1 else ''}; heads per layer: {heads}")
     return "\n".join(out)
+
+
+def render_compiled(path: str, doc: dict) -> str:
+    """The summary of a compiled model (and its check and soft-attention study) as text."""
+    s = doc["summary"]
+    heads = ", ".join(str(h) for h in s["heads_per_layer"]) or "none"
+    lines = [f"{path}: '{s['output']}' -> {s['layers']} layer{'s' if s['layers'] != 1 else ''} "
+             f"(RASP analysis: {s['analysis_layers']}), heads per layer {heads}"]
+    vocab = " ".join(_token_text(t) for t in s["vocab"])
+    out = (f"categorical over {len(s['classes'])} classes" if s["output_encoding"] == "categorical"
+           else "numerical")
+    lines.append(f"  vocab {vocab} (BOS {s['bos']}), max_len {s['max_len']}; output {out}")
+    lines.append(f"  residual width {s['residual_width']}, d_head {s['d_head']}, MLP widths "
+                 f"{', '.join(str(w) for w in s['mlp_widths']) or 'none'}, parameters {s['params']}, "
+                 f"compiled in {s['compile_seconds'] * 1000:.0f} ms")
+    lines.append("  residual layout:")
+    for b in s["layout"]:
+        values = " ".join(b["values"]) if "values" in b else b.get("encoding", "")
+        if len(values) > 60:
+            values = values[:57] + "..."
+        lines.append(f"    {b['start']:>4}  {b['name'][:28]:<28} {b['size']:>4}  {b['written_by']:<18} {values}")
+    if s["heads"]:
+        lines.append("  heads:")
+        for h in s["heads"]:
+            part = f", part {h['part']}" if h["part"] else ""
+            line = f" (line {h['line']})" if h["line"] else ""
+            lines.append(f"    layer {h['layer']} head {h['head']}: {h['selector']}{line} [{h['mode']}{part}] -> "
+                         f"{', '.join(h['serves'])}")
+    if any(m["targets"] for m in s["mlps"]):
+        lines.append("  MLPs:")
+        for m in s["mlps"]:
+            for t in m["targets"]:
+                lines.append(f"    layer {m['layer']}: {t['name']} from {', '.join(t['inputs']) or 'constants'} "
+                             f"({t['units']} units: {t['method']})")
+    for note in s["notes"]:
+        lines.append(f"  note: {note}")
+    if "check" in doc:
+        c = doc["check"]
+        how = (f"exhaustive: every input of length {c['lengths'][0]}..{c['lengths'][1]}" if c["exhaustive"]
+               else f"a seeded sample of inputs of length {c['lengths'][0]}..{c['lengths'][1]}")
+        errs = f"; {c['evaluator_errors']} inputs on which the evaluator reports an error are skipped" \
+            if c["evaluator_errors"] else ""
+        lines.append(f"check: {c['agree']}/{c['inputs']} inputs agree with the evaluator ({how}){errs}")
+        if c["first_mismatch"]:
+            m = c["first_mismatch"]
+            lines.append(f"  first mismatch: input {_input_text(m['input'])}: expected {m['expected']}, got {m['got']}")
+    if "soft" in doc:
+        st = doc["soft"]
+        beta = "none up to 2^20" if st["min_beta"] is None else f"{st['min_beta']:.4g}"
+        lines.append(f"soft attention: smallest beta with exact agreement on {st['inputs']} inputs: {beta}")
+        for h in st["heads"]:
+            lines.append(f"  layer {h['layer']} head {h['head']} ({h['selector']}): {h['kind']}, "
+                         f"margin {h['margin']}")
+    if "weights" in doc:
+        lines.append(f"weights: {doc['weights']}")
+    return "\n".join(lines)

@@ -1,0 +1,143 @@
+"""Compiler benchmark: every example and RASP versions of Tracr's library programs, at max_len 5, 10, 20.
+
+For each: compile time (median of 3 warm compiles), layers (compiled / RASP analysis), heads per layer,
+residual width, parameters, and agreement with the evaluator (exhaustive where the inputs are few,
+else a seeded sample per length). Then the comparison with Tracr's figures (issue 5) and the targets:
+agreement 100%, layers = analysis, residual width <= Tracr's, compile < 0.5 s.
+
+    python bench/compile.py [--sizes 5 10 20] [--only reverse sort] [--exhaustive-limit 20000]
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+import engine  # noqa: E402
+from server.examples import load_examples  # noqa: E402
+
+TRACR_DIR = ROOT / "bench" / "tracr_programs"
+# Tracr's own figures (issue 5): residual width at max_len 5 / 10, and layers
+TRACR_WIDTH = {"reverse": (43, 73), "sort": (50, 85), "sort_freq": (66, 166), "histogram": (19, 29)}
+TRACR_LAYERS = {"reverse": 4, "sort": 3, "sort_freq": 5, "shuffle_dyck2": 8}
+TARGET_SECONDS = 0.5
+
+
+def programs(only: list[str]) -> list[dict]:
+    out = []
+    for ex in load_examples():
+        tokens = json.loads(ex.input) if ex.input_format == "json" else list(ex.input)
+        vocab = list(dict.fromkeys(tokens))[:4]
+        out.append({"name": ex.id, "kind": "example", "source": ex.source, "output": ex.output, "vocab": vocab})
+    for path in sorted(TRACR_DIR.glob("*.rasp")):
+        text = path.read_text()
+        vocab = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("# vocab:"))
+        out.append({"name": path.stem, "kind": "tracr", "source": text, "output": None, "vocab": vocab})
+    return [p for p in out if not only or p["name"] in only]
+
+
+def measure(p: dict, n: int, args) -> dict:
+    row = {"program": p["name"], "kind": p["kind"], "max_len": n}
+    try:
+        times = []
+        for _ in range(3):
+            start = time.perf_counter()
+            model = engine.compile(p["source"], p["output"], vocab=p["vocab"], max_len=n)
+            times.append(time.perf_counter() - start)
+    except engine.RaspError as e:
+        line = f" (line {e.span.line})" if e.span is not None else ""
+        row["error"] = f"{e.message}{line}"
+        return row
+    s = model.summary()
+    c = model.check(exhaustive_limit=args.exhaustive_limit, per_length=args.per_length, seed=0)
+    row.update({"seconds": statistics.median(times), "layers": s["layers"], "analysis_layers": s["analysis_layers"],
+                "heads": s["heads_per_layer"], "analysis_heads": s["analysis_heads_per_layer"],
+                "width": s["residual_width"], "params": s["params"], "mlp": s["mlp_widths"],
+                "agree": c["agree"], "inputs": c["inputs"], "exhaustive": c["exhaustive"],
+                "extra_sublayer": s["layers"] > s["analysis_layers"]})
+    return row
+
+
+def table(rows: list[dict]) -> str:
+    head = (f"{'program':<20} {'kind':<7} {'N':>3} {'ms':>6} {'layers':>7} {'heads/layer':<13} {'resid':>5} "
+            f"{'params':>8} {'agreement':<26}")
+    lines = [head, "-" * len(head)]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"{r['program']:<20} {r['kind']:<7} {r['max_len']:>3}  does not compile: {r['error']}")
+            continue
+        heads = ",".join(map(str, r["heads"]))
+        layers = f"{r['layers']}/{r['analysis_layers']}"
+        how = "exhaustive" if r["exhaustive"] else "sampled"
+        agree = f"{100 * r['agree'] / max(r['inputs'], 1):.1f}% of {r['inputs']} {how}"
+        lines.append(f"{r['program']:<20} {r['kind']:<7} {r['max_len']:>3} {r['seconds'] * 1000:>6.0f} {layers:>7} "
+                     f"{heads:<13} {r['width']:>5} {r['params']:>8} {agree:<26}")
+    return "\n".join(lines)
+
+
+def comparisons(rows: list[dict]) -> str:
+    by = {(r["program"], r["kind"], r["max_len"]): r for r in rows if "error" not in r}
+    lines = ["", "Against Tracr (issue 5 figures; ours = the RASP versions in bench/tracr_programs):"]
+    for name, (w5, w10) in TRACR_WIDTH.items():
+        parts = []
+        for n, theirs in ((5, w5), (10, w10)):
+            r = by.get((name, "tracr", n))
+            if r:
+                parts.append(f"max_len {n}: {r['width']} vs {theirs} ({r['width'] / theirs:.2f}x)")
+        if parts:
+            lines.append(f"  residual width, {name:<10} " + "; ".join(parts))
+    for name, theirs in TRACR_LAYERS.items():
+        r = by.get((name, "tracr", 5))
+        if r:
+            lines.append(f"  layers, {name:<14} {r['layers']} vs Tracr {theirs}")
+    hist = [r for r in rows if r["program"] == "histogram" and r["kind"] == "tracr" and r["max_len"] >= 10
+            and "error" not in r]
+    for r in hist:
+        lines.append(f"  selector width at max_len {r['max_len']} (Tracr's default decoding fails from 10): "
+                     f"{r['agree']}/{r['inputs']} inputs exact")
+    ok = [r for r in rows if "error" not in r]
+    lines += ["", "Targets:"]
+    bad_agree = [f"{r['program']}@{r['max_len']}" for r in ok if r["agree"] != r["inputs"]]
+    lines.append(f"  agreement 100%: {len(ok) - len(bad_agree)}/{len(ok)} compiled models"
+                 + (f"; not: {', '.join(bad_agree)}" if bad_agree else ""))
+    deeper = sorted({r["program"] for r in ok if r["layers"] != r["analysis_layers"]})
+    lines.append(f"  layers = analysis: {len(ok) - sum(r['layers'] != r['analysis_layers'] for r in ok)}/{len(ok)}"
+                 + (f"; one extra MLP sublayer (stated in the summary): {', '.join(deeper)}" if deeper else ""))
+    wider = [f"{name}@{n}" for name, ws in TRACR_WIDTH.items() for n, theirs in zip((5, 10), ws)
+             if (name, "tracr", n) in by and by[(name, "tracr", n)]["width"] > theirs]
+    lines.append("  residual width <= Tracr's: " + ("all" if not wider else "not " + ", ".join(wider)))
+    slow = [f"{r['program']}@{r['max_len']} ({r['seconds']:.2f} s)" for r in ok if r["seconds"] >= TARGET_SECONDS]
+    lines.append(f"  compile < {TARGET_SECONDS} s: {len(ok) - len(slow)}/{len(ok)}" + (f"; slower: {', '.join(slow)}"
+                                                                                     if slow else ""))
+    failed = [f"{r['program']}@{r['max_len']}" for r in rows if "error" in r]
+    if failed:
+        lines.append(f"  do not compile (reason in the table): {', '.join(failed)}")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sizes", type=int, nargs="+", default=[5, 10, 20])
+    parser.add_argument("--only", nargs="*", default=[])
+    parser.add_argument("--exhaustive-limit", type=int, default=20_000,
+                        help="check every input when there are at most this many (default 20000)")
+    parser.add_argument("--per-length", type=int, default=300, help="else this many random inputs per length")
+    parser.add_argument("--json", action="store_true", help="print the rows as JSON instead of the table")
+    args = parser.parse_args()
+    engine.compile("x = tokens;", vocab="ab", max_len=2)   # warm up: parser tables, library
+    rows = [measure(p, n, args) for p in programs(args.only) for n in args.sizes]
+    if args.json:
+        print(json.dumps(rows))
+        return
+    print(table(rows))
+    print(comparisons(rows))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,290 @@
+"""Fused evaluation: the value of an s-op as a function of the values it is computed from.
+
+The compiler never re-implements RASP semantics. Whatever it tabulates (value sets, attention
+tables, MLP tables) it computes by running `engine.elementwise.apply` over arrays of possible
+input values, exactly as the evaluator runs it over positions.
+
+Keys name the quantities the compiler tracks: a graph node's id (int), or a tuple for a quantity
+with no node of its own (("part", node id, j): one head's share of a selector width split over
+several heads). `Virtual` says how such a node is recombined from its parts.
+
+A domain is a set of joint assignments to some keys (each key an array of equal length), built as
+a product of per-source value arrays and filtered by constraints the compiler knows (the indices
+are below the length; the parts of one selector width add up to at most the input length).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Callable, Hashable
+
+import numpy as np
+
+from .. import elementwise
+from ..lang.errors import RaspError
+from ..program import Full, Node
+
+Key = Hashable
+
+
+@dataclass(frozen=True)
+class Virtual:
+    """A node recombined from parts: "sum" (a selector width split over heads) or "any" (an aggregate
+    of a constant over a selector split over heads: `value` where any part found a key, else `default`)."""
+    kind: str
+    parts: tuple
+    value: object = None
+    default: object = None
+
+
+@dataclass(frozen=True)
+class Constraint:
+    """Only assignments where fn(*arrays of keys) holds are realizable."""
+    keys: tuple
+    fn: Callable
+    what: str
+
+
+class Fused:
+    """Evaluate nodes over an environment {key: array}; constants broadcast, elementwise ops apply.
+    value(node) -> (values, bad) where bad marks the assignments on which the evaluator would fail."""
+
+    def __init__(self, env: dict, size: int, virtual: dict | None = None):
+        self.env = env
+        self.size = size
+        self.virtual = virtual or {}
+        self.memo: dict = {}
+
+    def value(self, node) -> tuple[np.ndarray, np.ndarray]:
+        key = node if not isinstance(node, Node) else node.id
+        if key in self.memo:
+            return self.memo[key]
+        out = self._compute(node, key)
+        self.memo[key] = out
+        return out
+
+    def _compute(self, node, key):
+        no_bad = np.zeros(self.size, dtype=bool)
+        if key in self.env:
+            return self.env[key], no_bad
+        if key in self.virtual:
+            return self._virtual(self.virtual[key])
+        if isinstance(node, Full):
+            return np.broadcast_to(elementwise.as_array(node.value), (self.size,)), no_bad
+        if isinstance(node, Node) and node.kind in ("map", "sequencemap"):
+            children = [self.value(c) for c in node.inputs]
+            bad = no_bad.copy()
+            for _, b in children:
+                bad |= b
+            try:
+                res = elementwise.apply(node.op, node.operands([v for v, _ in children]))
+            except RaspError as e:
+                raise e.located(node.origin)
+            values = np.broadcast_to(res.values, (self.size,))
+            if res.bad is not None:
+                bad |= np.broadcast_to(res.bad, (self.size,))
+            return values, bad
+        raise KeyError(key)
+
+    def _virtual(self, v: Virtual):
+        parts = [self.env[p] for p in v.parts]
+        if v.kind == "sum":
+            return np.sum(parts, axis=0).astype(np.int64), np.zeros(self.size, dtype=bool)
+        found = np.zeros(self.size, dtype=bool)
+        for p in parts:
+            found |= elementwise.compare("==", p, elementwise.as_array(v.value))
+        value, default = elementwise.as_array(v.value), elementwise.as_array(v.default)
+        kind = elementwise.join_types(value, default, "the value and the default of aggregate")
+        out = np.where(found, elementwise.cast(value, kind), elementwise.cast(default, kind))
+        return out, np.zeros(self.size, dtype=bool)
+
+
+def depends_on(node, stop: Callable[[Key], bool], virtual: dict) -> set | None:
+    """The keys `node` is computed from, stopping at keys for which stop(key) holds (those are
+    sources), through elementwise ops and virtual nodes. None if some path reaches neither a
+    source nor a constant (the value is not available)."""
+    found: set = set()
+    seen: set = set()
+    stack = [node]
+    while stack:
+        n = stack.pop()
+        key = n.id if isinstance(n, Node) else n
+        if key in seen:
+            continue
+        seen.add(key)
+        if stop(key):
+            found.add(key)
+        elif isinstance(n, Full):
+            continue
+        elif key in virtual:
+            stack.extend(virtual[key].parts)
+        elif isinstance(n, Node) and n.kind in ("map", "sequencemap"):
+            stack.extend(n.inputs)
+        else:
+            return None
+    return found
+
+
+# ------------------------------------------------------------------ domains
+
+@dataclass
+class Axis:
+    """One independent source of a domain: some keys whose values vary together (aligned arrays)."""
+    keys: dict            # key -> array of length `size`
+    size: int
+    name: str = ""
+
+
+@dataclass
+class Domain:
+    env: dict             # key -> array (length size)
+    index: list           # per axis: the index into that axis of each assignment
+    size: int
+    constraints_used: list = field(default_factory=list)
+
+
+class DomainTooLarge(Exception):
+    def __init__(self, size: int, limit: int):
+        super().__init__(f"{size} > {limit}")
+        self.size, self.limit = size, limit
+
+
+def product(axes: list[Axis], constraints: list[Constraint], limit: int) -> Domain:
+    """All joint assignments of the axes that satisfy the applicable constraints. The product is
+    built axis by axis and filtered as soon as a constraint's keys are all present."""
+    index: list[np.ndarray] = []
+    size = 1
+    present: set = set()
+    pending = list(constraints)
+    used = []
+    for axis in axes:
+        if size * axis.size > limit:
+            raise DomainTooLarge(size * axis.size, limit)
+        index = [np.repeat(ix, axis.size) for ix in index] + [np.tile(np.arange(axis.size), size)]
+        size *= axis.size
+        present |= set(axis.keys)
+        ready = [c for c in pending if set(c.keys) <= present]
+        pending = [c for c in pending if c not in ready]
+        if ready:
+            env = _env(axes[:len(index)], index)
+            keep = np.ones(size, dtype=bool)
+            for c in ready:
+                keep &= np.asarray(c.fn(*[env[k] for k in c.keys]), dtype=bool)
+                used.append(c)
+            index = [ix[keep] for ix in index]
+            size = int(keep.sum())
+    return Domain(_env(axes, index), index, size, used)
+
+
+def _env(axes: list[Axis], index: list[np.ndarray]) -> dict:
+    env = {}
+    for axis, ix in zip(axes, index):
+        for k, arr in axis.keys.items():
+            env[k] = arr[ix]
+    return env
+
+
+# ------------------------------------------------------------------ value helpers
+
+def unique_values(values: np.ndarray) -> np.ndarray:
+    """Sorted distinct values. Floats that agree to 12 significant digits count as one, represented by
+    the member nearest its 12-digit rounding (1.0 rather than 0.9999999999999999: the value exact
+    arithmetic gives, which is what the evaluator usually computes)."""
+    values = np.asarray(values)
+    if values.size == 0:
+        return values
+    if values.dtype.kind != "f":
+        return np.unique(values)
+    v = np.unique(values)
+    if v.size < 2:
+        return v
+    new = np.ones(v.size, dtype=bool)
+    new[1:] = ~np.isclose(v[1:], v[:-1], rtol=1e-12, atol=1e-12)
+    if new.all():
+        return v
+    cluster = np.cumsum(new) - 1
+    score = np.abs(v - np.round(v, 12))
+    order = np.lexsort((score, cluster))
+    firsts = np.ones(v.size, dtype=bool)
+    firsts[1:] = cluster[order][1:] != cluster[order][:-1]
+    return np.sort(v[order][firsts])
+
+
+def common_kind(a: np.ndarray, b: np.ndarray) -> str | None:
+    ka, kb = a.dtype.kind, b.dtype.kind
+    if ka == kb:
+        return ka
+    if ka in "bif" and kb in "bif":
+        return "f" if "f" in (ka, kb) else "i"
+    return None
+
+
+def lookup(table: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """Position of each of `values` in the sorted array `table`, -1 where absent (floats match to
+    a relative 1e-9; bools and ints compare as numbers, as in Python)."""
+    values = np.asarray(values)
+    out = np.full(values.shape, -1, dtype=np.int64)
+    if table.size == 0 or values.size == 0:
+        return out
+    kind = common_kind(table, values)
+    if kind is None:
+        return out
+    t, v = elementwise.cast(table, kind), elementwise.cast(values, kind)
+    pos = np.clip(np.searchsorted(t, v), 0, t.size - 1)
+    if kind == "f":
+        left = np.clip(pos - 1, 0, t.size - 1)
+        pick = np.where(np.abs(t[left] - v) < np.abs(t[pos] - v), left, pos)
+        ok = np.isclose(t[pick], v, rtol=1e-9, atol=1e-12)
+        return np.where(ok, pick, -1)
+    return np.where(t[pos] == v, pos, -1)
+
+
+def block_domain(blocks: list, constraints: list, limit: int, what: str, span, joints=()) -> Domain:
+    """The domain of a list of residual blocks (one axis per block, over its values), or a compile
+    error naming `what` when it cannot be enumerated. `joints` lists (keys, rows): values that some
+    numerical blocks take together (means over one selector share their denominator); blocks that
+    appear in one are enumerated together, over those rows only. Domain.index is per block."""
+    for b in blocks:
+        if b.values is None:
+            raise RaspError(f"computing {what} needs a table over '{b.name}', whose possible values are too many",
+                            span, "limit")
+    try:
+        return joint_domain(blocks, constraints, limit, joints)
+    except DomainTooLarge as e:
+        raise RaspError(f"computing {what} needs a table of {e.size} or more input combinations "
+                        f"(the limit is {e.limit})", span, "limit") from None
+
+
+def joint_domain(blocks: list, constraints: list, limit: int, joints=()) -> Domain:
+    axes, members, used = [], [], set()
+    for keys, rows in joints:
+        group = [j for j, b in enumerate(blocks) if j not in used and b.kind == "numerical"
+                 and b.values is not None and b.key in keys]
+        if len(group) < 2:
+            continue
+        cols = unique_rows(rows[:, [keys.index(blocks[j].key) for j in group]])
+        idx = [lookup(np.asarray(blocks[j].values), cols[:, c]) for c, j in enumerate(group)]
+        ok = np.all([i >= 0 for i in idx], axis=0)
+        idx = [i[ok] for i in idx]
+        axes.append(Axis({blocks[j].key: np.asarray(blocks[j].values)[i] for j, i in zip(group, idx)},
+                         int(ok.sum()), " & ".join(blocks[j].name for j in group)))
+        members.append(list(zip(group, idx)))
+        used |= set(group)
+    for j, b in enumerate(blocks):
+        if j in used:
+            continue
+        axes.append(Axis({k: np.asarray(v) for k, v in b.provides.items()}, len(b.values), b.name))
+        members.append([(j, np.arange(len(b.values)))])
+    domain = product(axes, constraints, limit)
+    index: list = [None] * len(blocks)
+    for axis_index, mem in zip(domain.index, members):
+        for j, idx in mem:
+            index[j] = idx[axis_index]
+    domain.index = index
+    return domain
+
+
+def unique_rows(rows: np.ndarray) -> np.ndarray:
+    rows = np.asarray(rows)
+    if rows.dtype.kind == "f":
+        rows = np.round(rows, 12) + 0.0
+    return np.unique(rows, axis=0)

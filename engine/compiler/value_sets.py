@@ -1,0 +1,290 @@
+"""Pass 3, infer value sets: every s-op's possible values over the vocabulary and lengths 1..max_len.
+
+tokens: the vocabulary; indices: 0..max_len-1; constants: themselves; elementwise ops: the op applied
+(by engine.elementwise, so semantics cannot drift) to every combination of the values of what they
+are computed from; categorical aggregates: the value set of the s-op (and the default where a row
+can be empty); numerical means: every mean of 1..max_len values (Minkowski sums); selector_width:
+0..max_len, narrowed where the selector provably selects (or never selects) the query itself.
+
+Also selector facts the later passes use: constant selectors, reflexivity, "selects at most one key".
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from .. import elementwise
+from ..lang.errors import RaspError
+from ..program import Full, Node
+from .extract import ProgramGraph
+from .fused import Constraint, DomainTooLarge, Fused, joint_domain, unique_rows, unique_values
+from .plan import Block
+from .validate import Program
+
+REFLEXIVE = {"==": True, "<=": True, ">=": True, "!=": False, "<": False, ">": False}
+VALUE_SET_DOMAIN = 500_000     # combinations enumerated to infer one elementwise value set exactly
+
+
+@dataclass
+class ValueSets:
+    values: dict[int, np.ndarray | None]          # node id -> sorted possible values (None: too many)
+    why_none: dict[int, str] = field(default_factory=dict)
+    width_range: dict[int, tuple[int, int]] = field(default_factory=dict)
+    constant: dict[int, bool | None] = field(default_factory=dict)     # selector id -> constant truth
+    reflexive: dict[int, bool | None] = field(default_factory=dict)    # selector id -> selects the query itself
+    at_most_one: dict[int, bool] = field(default_factory=dict)         # selector id -> selects <= 1 key per query
+    lengths: set = field(default_factory=set)       # selector_width ids equal to the input length
+    averages: set = field(default_factory=set)      # aggregate ids that may average several values
+    never_empty: set = field(default_factory=set)   # aggregate ids whose rows always select a key
+    dropped_default: dict[int, str] = field(default_factory=dict)
+    constraints: list = field(default_factory=list)
+    joints: list = field(default_factory=list)      # (aggregate ids, rows): means over one selector, jointly
+
+    def get(self, node) -> np.ndarray | None:
+        return self.values.get(node.id)
+
+
+def infer_value_sets(program: Program, graph: ProgramGraph) -> ValueSets:
+    N = program.max_len
+    vs = ValueSets({})
+    for node in graph.nodes:
+        k = node.kind
+        if k in ("select", "select_and", "select_or", "select_not"):
+            _selector_facts(node, vs, N)
+        elif k == "tokens":
+            vs.values[node.id] = unique_values(program.vocab_array)
+        elif k == "indices":
+            vs.values[node.id] = np.arange(N, dtype=np.int64)
+        elif k == "constant":
+            vs.values[node.id] = elementwise.as_array(node.value).reshape(1)
+        elif k in ("map", "sequencemap"):
+            _elementwise_values(program, node, vs)
+        elif k == "selector_width":
+            lo, hi = _width_range(node.selector, vs, N)
+            vs.width_range[node.id] = (lo, hi)
+            vs.values[node.id] = np.arange(lo, hi + 1, dtype=np.int64)
+            if vs.constant.get(node.selector.id) is True:
+                vs.lengths.add(node.id)
+                for ind in (n for n in graph.nodes if n.kind == "indices"):
+                    vs.constraints.append(Constraint((ind.id, node.id), lambda i, w: i < w, "indices < length"))
+        elif k == "aggregate":
+            _aggregate_values(program, node, vs)
+            _joint_means(program, graph, node, vs)
+    return vs
+
+
+# ------------------------------------------------------------------ selectors
+
+def _selector_facts(sel: Node, vs: ValueSets, N: int):
+    k = sel.kind
+    if k == "select":
+        const = None
+        if isinstance(sel.keys, Full) and isinstance(sel.queries, Full):
+            a, b = elementwise.as_array(sel.keys.value), elementwise.as_array(sel.queries.value)
+            try:
+                const = bool(elementwise.compare(sel.predicate, a, b))
+            except RaspError as e:
+                raise e.located(sel.origin)
+        reflexive = const if const is not None else (
+            REFLEXIVE[sel.predicate] if sel.keys is sel.queries else None)
+        vs.constant[sel.id] = const
+        vs.reflexive[sel.id] = reflexive
+        vs.at_most_one[sel.id] = sel.predicate == "==" and _injective_over_positions(sel.keys, vs, N)
+    elif k == "select_not":
+        c, r = vs.constant[sel.inner.id], vs.reflexive[sel.inner.id]
+        vs.constant[sel.id] = None if c is None else not c
+        vs.reflexive[sel.id] = None if r is None else not r
+        vs.at_most_one[sel.id] = vs.constant[sel.id] is False
+    else:
+        both = (sel.left.id, sel.right.id)
+        vs.constant[sel.id] = _combine([vs.constant[i] for i in both], k == "select_and")
+        vs.reflexive[sel.id] = _combine([vs.reflexive[i] for i in both], k == "select_and")
+        if k == "select_and":
+            vs.at_most_one[sel.id] = any(vs.at_most_one[i] for i in both) or vs.constant[sel.id] is False
+        else:
+            vs.at_most_one[sel.id] = vs.constant[sel.id] is False
+
+
+def _combine(values: list, conjunction: bool):
+    absorbing = not conjunction   # False absorbs 'and'; True absorbs 'or'
+    if absorbing in values:
+        return absorbing
+    if all(v is not None for v in values):
+        return not absorbing
+    return None
+
+
+def _injective_over_positions(keys: Node, vs: ValueSets, N: int) -> bool:
+    """Do the keys differ at every two positions? (indices, or a one-to-one function of indices)"""
+    if keys.kind == "indices":
+        return True
+    if keys.kind not in ("map", "sequencemap"):
+        return False
+    leaves = _leaves(keys)
+    if len(leaves) != 1 or leaves[0].kind != "indices":
+        return False
+    try:
+        out, bad = Fused({leaves[0].id: np.arange(N, dtype=np.int64)}, N).value(keys)
+    except RaspError:
+        return False
+    return not bad.any() and unique_values(out).size == N
+
+
+def _leaves(node: Node) -> list[Node]:
+    """The non-constant inputs an elementwise expression is computed from."""
+    found, seen, stack = {}, set(), [node]
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n.kind in ("map", "sequencemap"):
+            stack.extend(n.inputs)
+        elif n.kind != "constant":
+            found[n.id] = n
+    return [found[k] for k in sorted(found)]
+
+
+def _width_range(sel: Node, vs: ValueSets, N: int) -> tuple[int, int]:
+    const, refl = vs.constant.get(sel.id), vs.reflexive.get(sel.id)
+    if const is False:
+        return 0, 0
+    lo = 1 if refl is True else 0
+    hi = N - 1 if refl is False else N
+    return lo, hi
+
+
+# ------------------------------------------------------------------ elementwise
+
+def node_domain(keys: list, vs: ValueSets, limit: int):
+    """All realizable combinations of the values of graph nodes `keys` (constraints and joint means
+    applied)."""
+    joint_members = {k for ks, _ in vs.joints for k in ks}
+    blocks = [Block(str(k), "numerical" if k in joint_members else "categorical", vs.values[k],
+                    {k: vs.values[k]}, 0, key=k) for k in keys]
+    return joint_domain(blocks, vs.constraints, limit, vs.joints)
+
+
+def _elementwise_values(program: Program, node: Node, vs: ValueSets):
+    leaves = _leaves(node)
+    by_id = {n.id: n for n in leaves + list(node.inputs)}
+    bases = [n.id for n in leaves]
+    attempts = [bases, sorted({c.id for c in node.inputs if c.kind != "constant"})]
+    reason = None
+    for keys in attempts:
+        missing = [k for k in keys if vs.values.get(k) is None]
+        if missing:
+            reason = f"it is computed from '{program.name(by_id[missing[0]])}', whose value set is too large"
+            continue
+        try:
+            domain = node_domain(keys, vs, min(program.limits.max_domain, VALUE_SET_DOMAIN))
+        except DomainTooLarge as e:
+            reason = f"its inputs have {e.size} or more combinations"
+            continue
+        try:
+            values, bad = Fused(domain.env, domain.size).value(node)
+        except RaspError as e:
+            raise RaspError(f"'{program.name(node)}' fails on every input: {e.message}", e.span or node.origin,
+                            e.kind) from None
+        good = values[~bad] if values.shape[0] else values
+        if domain.size and not good.size:
+            raise RaspError(f"'{program.name(node)}' has no value on any input (every combination of its "
+                            f"inputs fails)", node.origin, "value")
+        vs.values[node.id] = unique_values(good)
+        return
+    vs.values[node.id] = None
+    vs.why_none[node.id] = reason or "too many combinations"
+
+
+# ------------------------------------------------------------------ aggregates
+
+def _aggregate_values(program: Program, node: Node, vs: ValueSets):
+    sel = node.selector
+    sop_values = vs.values.get(node.sop.id)
+    never_empty = vs.reflexive.get(sel.id) is True or vs.constant.get(sel.id) is True
+    if never_empty:
+        vs.never_empty.add(node.id)
+    if sop_values is None:
+        vs.values[node.id] = None
+        vs.why_none[node.id] = f"the values it aggregates ('{program.name(node.sop)}') are too many"
+        return
+    values = sop_values
+    numeric = sop_values.dtype.kind in "if"
+    if numeric and not (vs.at_most_one.get(sel.id) or sop_values.size <= 1 or vs.constant.get(sel.id) is False):
+        vs.averages.add(node.id)
+        values = mean_values(sop_values, program.max_len, program.limits.max_means)
+        if values is None:
+            vs.values[node.id] = None
+            vs.why_none[node.id] = (f"the means of up to {program.max_len} of its values are more than "
+                                    f"{program.limits.max_means}")
+            return
+    if not never_empty and vs.constant.get(sel.id) is not True:
+        default = elementwise.as_array(node.default).reshape(1)
+        try:
+            kind = elementwise.join_types(values, default, "")
+            values = unique_values(np.concatenate([elementwise.cast(values, kind), elementwise.cast(default, kind)]))
+        except RaspError:
+            vs.dropped_default[node.id] = (
+                f"the default {node.default!r} of '{program.name(node)}' cannot mix with its "
+                f"{elementwise.type_of(values)} values: an empty row is an error (as in the evaluator)")
+    if vs.constant.get(sel.id) is False:
+        values = values[:0] if node.id in vs.dropped_default else elementwise.as_array(node.default).reshape(1)
+    vs.values[node.id] = values
+
+
+def _joint_means(program: Program, graph: ProgramGraph, node: Node, vs: ValueSets):
+    """Means over one selector in one layer share their denominator: record the values they take
+    together (the w-fold sums of the joint values of their s-ops, over w), so that tables over several
+    of them enumerate only realizable combinations."""
+    if node.id not in vs.averages or vs.values.get(node.id) is None:
+        return
+    depth = graph.depth[node.id]
+    group = [n for n in graph.nodes if n.kind == "aggregate" and n.id in vs.averages and n.id <= node.id
+             and n.selector is node.selector and graph.depth[n.id] == depth and vs.values.get(n.id) is not None]
+    if len(group) < 2:
+        return
+    cap = program.limits.max_means
+    keys = sorted({leaf.id for n in group for leaf in _leaves(n.sop)})
+    try:
+        domain = node_domain(keys, vs, min(program.limits.max_domain, VALUE_SET_DOMAIN))
+        fused = Fused(domain.env, domain.size)
+        cols = [fused.value(n.sop) for n in group]
+    except (DomainTooLarge, RaspError):
+        return
+    bad = np.any([b for _, b in cols], axis=0)
+    try:
+        rows = unique_rows(np.stack([np.asarray(v, dtype=np.float64) for v, _ in cols], axis=1)[~bad])
+    except (TypeError, ValueError):
+        return
+    sums, means = rows, [rows]
+    for w in range(2, program.max_len + 1):
+        sums = unique_rows((sums[:, None, :] + rows[None, :, :]).reshape(-1, rows.shape[1]))
+        if len(sums) > cap:
+            return
+        means.append(sums / w)
+    if node.id not in vs.never_empty:
+        if any(n.id in vs.dropped_default or not isinstance(n.default, (bool, int, float)) for n in group):
+            return
+        means.append(np.array([[float(n.default) for n in group]]))
+    joint = unique_rows(np.concatenate(means))
+    if len(joint) > cap:
+        return
+    ids = tuple(n.id for n in group)
+    vs.joints = [j for j in vs.joints if not set(j[0]) <= set(ids)] + [(ids, joint)]
+
+
+def mean_values(values: np.ndarray, max_len: int, cap: int) -> np.ndarray | None:
+    """Every mean of 1..max_len values drawn (with repetition) from `values`, or None past `cap`."""
+    v = values.astype(np.int64) if values.dtype.kind == "b" else values
+    exact = v.dtype.kind == "i"
+    sums = unique_values(v)
+    means = [sums.astype(np.float64)]
+    for w in range(2, max_len + 1):
+        sums = np.add.outer(sums, v).ravel()
+        sums = np.unique(sums) if exact else unique_values(sums)
+        if sums.size > cap:
+            return None
+        means.append(sums / w)
+    out = unique_values(np.concatenate(means))
+    return None if out.size > cap else out
