@@ -13,7 +13,7 @@ from fastapi.responses import FileResponse, Response
 from fastapi.staticfiles import StaticFiles
 
 from . import errors
-from .api import evaluate, examples, health, share, train
+from .api import compile, evaluate, examples, health, share, train
 from .cache import ResponseCache
 from .jobs import JobManager
 from .settings import Settings
@@ -57,7 +57,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     )
     app.state.settings = settings
     errors.install(app)
-    api_routers = (evaluate.router, examples.router, share.router, train.router, health.router)
+    api_routers = (evaluate.router, compile.router, examples.router, share.router, train.router, health.router)
     for router in api_routers:
         app.include_router(router, prefix=API_PREFIX)
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]

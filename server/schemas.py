@@ -183,11 +183,14 @@ class TrainRequest(BaseModel):
     steps: Optional[int] = Field(None, ge=1, le=1_000_000)
     time_budget: Optional[float] = Field(None, gt=0, le=3600, description="seconds (capped by the server's job time limit)")
     batch_size: int = Field(64, ge=1, le=4096)
-    lr: float = Field(1e-3, gt=0, le=1)
+    lr: Optional[float] = Field(None, gt=0, le=1, description="default 1e-3 (1e-5 when fine-tuning a compiled model)")
     supervise: bool = Field(False, description="pull each head's attention towards its selector")
     seed: int = Field(0, ge=0, le=2**31)
     example: Optional[Union[str, list[Token]]] = Field(None, description="the input whose attention the result shows")
     stop_at: Optional[float] = Field(None, gt=0, le=1, description="stop at this held-out per-sequence accuracy")
+    init_model: Optional[str] = Field(None, pattern=r"^m[a-z2-7]{15}$",
+                                      description="start from this compiled model's weights (fine-tuning; the learning "
+                                                  "rate then defaults to 1e-5, which keeps the exact model exact)")
 
 
 class TrainJob(BaseModel):
@@ -225,3 +228,33 @@ class Overlay(BaseModel):
     attention: list[Any] = Field(description="layers x heads x n x n")
     selectors: list[dict[str, Any]] = Field(description="the program's selectors on the input, in the maps' coordinates")
     matches: list[dict[str, Any]] = Field(description="per selector: scores against every head, the paired head, its score")
+
+
+class CompileRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"source": "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);",
+         "output": "reverse", "vocab": "abc", "max_len": 6}]})
+
+    source: str = Field(description="the RASP program")
+    output: Optional[str] = Field(None, description="the s-op to compute (default: the last one defined)")
+    vocab: Union[str, list[Token]] = Field(description="input tokens: a string of characters or a list")
+    max_len: int = Field(ge=1, description="the longest input the model must get right")
+    bos: str = Field("<bos>", max_length=32, description="the BOS token (not in vocab)")
+
+
+class CompiledModelSummary(BaseModel):
+    id: str = Field(description="the model's id for /models/{id}/...; the same request always gets the same id")
+    summary: dict[str, Any] = Field(description="layers and heads (ours and the analysis'), MLP widths, residual "
+                                                "width, parameters, the residual layout by block, heads, MLPs, notes")
+
+
+class RunRequest(BaseModel):
+    inputs: list[Union[str, list[Token]]] = Field(description="inputs (without BOS): strings or token lists")
+    mode: Literal["hard", "soft"] = Field("hard", description="average-hard attention (exact) or softmax")
+    beta: Optional[float] = Field(None, gt=0, le=1e6, description="softmax inverse temperature (soft mode)")
+
+
+class SoftStudyRequest(BaseModel):
+    betas: Optional[list[float]] = Field(None, max_length=64, description="the betas of the curve (default: a log grid)")
+    per_length: int = Field(200, ge=1, le=2000, description="inputs sampled per length when not exhaustive")
+    exhaustive_limit: int = Field(5000, ge=1, le=50_000, description="all inputs when there are at most this many")

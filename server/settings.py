@@ -27,6 +27,9 @@ class Settings:
     max_share_bytes: int = 64 * 1024    # a shared state, as JSON
     cors_origins: tuple[str, ...] = ()  # allowed origins for /api (none: CORS off)
     engine_seconds: float | None = None  # the engine's own cooperative limit (default: 90% of eval_seconds)
+    compile_max_len: int = 24           # longest input a compiled model is built for
+    compile_max_vocab: int = 32         # tokens in a compiled model's vocabulary
+    compile_seconds: float = 30.0       # time limit of a compile, a run or a soft-attention study
     train_jobs: int = max(1, (os.cpu_count() or 2) // 2)  # training jobs running at once (one per two cores)
     train_queue: int = 4                # training jobs waiting; more are refused (429)
     train_seconds: float = 600.0        # a training job's time limit

@@ -1,4 +1,5 @@
-"""Share links in SQLite (WAL), content-addressed: the same state always gets the same id.
+"""Share links (and compiled models' specs) in SQLite (WAL), content-addressed: the same state always
+gets the same id.
 
 A committed link survives a restart and a kill -9 of the server in the middle of other writes:
 WAL mode with synchronous=FULL makes every committed insert durable before the request returns.
@@ -17,6 +18,11 @@ _SCHEMA = """
 CREATE TABLE IF NOT EXISTS links (
     id TEXT PRIMARY KEY,
     state TEXT NOT NULL,
+    created REAL NOT NULL DEFAULT (julianday('now'))
+);
+CREATE TABLE IF NOT EXISTS models (
+    id TEXT PRIMARY KEY,
+    spec TEXT NOT NULL,
     created REAL NOT NULL DEFAULT (julianday('now'))
 )
 """
@@ -40,7 +46,7 @@ class ShareStore:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.execute(_SCHEMA)
+        self._db.executescript(_SCHEMA)
 
     def put(self, state: dict) -> str:
         text = canonical(state)
@@ -58,6 +64,19 @@ class ShareStore:
     def get(self, link_id: str) -> dict | None:
         with self._lock:
             row = self._db.execute("SELECT state FROM links WHERE id = ?", (link_id,)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put_model(self, spec: dict) -> str:
+        """A compile request (source, output, vocab, max_len, bos): its id names the compiled model."""
+        text = canonical(spec)
+        model_id = "m" + content_id(text, 15)
+        with self._lock:
+            self._db.execute("INSERT OR IGNORE INTO models (id, spec) VALUES (?, ?)", (model_id, text))
+        return model_id
+
+    def get_model(self, model_id: str) -> dict | None:
+        with self._lock:
+            row = self._db.execute("SELECT spec FROM models WHERE id = ?", (model_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
     def count(self) -> int:

@@ -8,13 +8,32 @@ def check(spec: dict) -> dict:
     and its output s-op. Raises TrainError with a message for the user."""
     from engine.train import TrainConfig, load_task
 
-    config = TrainConfig.from_dict(dict(spec["config"]))
+    config = TrainConfig.from_dict({k: v for k, v in spec["config"].items()})
     task = load_task(spec["source"], config.output)
     return {"output": task.output, "layers": task.layers, "heads_per_layer": task.heads_per_layer}
 
 
+def compiled_init(init: dict, directory: str) -> str:
+    """Compile the model to start from and write its weights where the trainer can load them."""
+    import os
+
+    import engine
+
+    spec = init["spec"]
+    model = engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec["max_len"],
+                           bos=spec.get("bos", "<bos>"))
+    path = os.path.join(directory, f"{init['id']}.npz")
+    model.export_npz(path)
+    return path
+
+
 def run(spec: dict, emit, should_stop) -> dict:
-    """Train (engine.train.train), streaming its progress as job events."""
+    """Train (engine.train.train), streaming its progress as job events; with spec["init"], start from
+    a compiled model's weights."""
+    import tempfile
+
     from engine.train import train
 
-    return train(spec["source"], spec["config"], progress=emit, should_stop=should_stop)
+    with tempfile.TemporaryDirectory(prefix="rasplay-train-") as directory:
+        init = compiled_init(spec["init"], directory) if spec.get("init") else None
+        return train(spec["source"], spec["config"], progress=emit, should_stop=should_stop, init=init)

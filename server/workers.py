@@ -29,8 +29,51 @@ class WorkerFailed(Exception):
     pass
 
 
-def _work(kind: str, payload: dict) -> dict:
+_MODELS: "dict[str, object]" = {}   # this worker's compiled models, by id (a small LRU)
+
+
+def _compiled(model_id: str, spec: dict):
     import engine
+
+    model = _MODELS.pop(model_id, None) or engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"],
+                                                          max_len=spec["max_len"], bos=spec.get("bos", "<bos>"))
+    _MODELS[model_id] = model
+    while len(_MODELS) > 16:
+        _MODELS.pop(next(iter(_MODELS)))
+    return model
+
+
+def _compile_work(kind: str, payload: dict):
+    """Compiler work; a RaspError (a program the compiler cannot take, a bad input) is the user's."""
+    import io
+
+    from engine import RaspError
+
+    try:
+        model = _compiled(payload["id"], payload["spec"])
+        if kind == "compile":
+            return {"ok": True, "summary": model.summary()}
+        if kind == "model_run":
+            return {"ok": True, "run": model.run(payload["inputs"], mode=payload["mode"], beta=payload.get("beta"))}
+        if kind == "model_soft":
+            return {"ok": True, "study": model.soft_study(**payload.get("options", {}))}
+        if kind == "model_npz":
+            buffer = io.BytesIO()
+            model.export_npz(buffer, beta=payload.get("beta"))
+            return buffer.getvalue()
+    except RaspError as e:
+        error = {"message": e.message, "kind": e.kind}
+        if e.span is not None and e.span.source == "<program>":
+            error.update(line=e.span.line, col=e.span.col)
+        return {"ok": False, "error": error}
+    raise ValueError(f"unknown work {kind!r}")
+
+
+def _work(kind: str, payload: dict):
+    import engine
+
+    if kind in ("compile", "model_run", "model_soft", "model_npz"):
+        return _compile_work(kind, payload)
 
     if "limits" in payload:
         payload = {**payload, "limits": engine.Limits(**payload["limits"])}
@@ -70,6 +113,9 @@ def _worker_main(conn: Connection) -> None:
             return
         try:
             result = _work(kind, payload)
+            if isinstance(result, bytes):
+                conn.send_bytes(b"ok" + result)
+                continue
             timeout = next((d for d in result.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
             out = b"to" + timeout["message"].encode() if timeout else b"ok" + orjson.dumps(result)
         except Exception as e:  # a bug in rasplay: report it, keep the worker
@@ -144,8 +190,9 @@ class EvaluationPool:
         except (OSError, ValueError):
             pass
 
-    async def run(self, kind: str, payload: dict) -> bytes:
-        """The JSON bytes of the work's result. Raises PoolBusy, EvaluationTimeout or WorkerFailed."""
+    async def run(self, kind: str, payload: dict, timeout: float | None = None) -> bytes:
+        """The JSON bytes of the work's result (raw bytes for binary results). Raises PoolBusy,
+        EvaluationTimeout or WorkerFailed. `timeout` overrides the pool's time limit for this call."""
         try:
             worker = await asyncio.wait_for(self._idle.get(), self.queue_timeout)
         except asyncio.TimeoutError:
@@ -153,7 +200,7 @@ class EvaluationPool:
         worker.pending = asyncio.get_running_loop().create_future()
         try:
             worker.conn.send_bytes(orjson.dumps([kind, payload]))
-            reply = await asyncio.wait_for(worker.pending, self.timeout)
+            reply = await asyncio.wait_for(worker.pending, timeout or self.timeout)
         except asyncio.TimeoutError:
             self._replace(worker)
             raise EvaluationTimeout() from None

@@ -115,3 +115,20 @@ def test_import_attention_maps_from_another_tool(api):
     rows = api.post("/api/v1/overlay", json={"source": source, "maps": {"tokens": ["a", "b"],
                                                                        "attention": [[[[0.9, 0.9], [0.5, 0.5]]]]}})
     assert rows.status_code == 422 and "sum" in rows.json()["error"]["message"]
+
+
+def test_fine_tune_from_a_compiled_model_stays_exact(train_server):
+    source = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);\n"
+    with train_server.client() as c:
+        model_id = c.post("/api/v1/compile", json={"source": source, "vocab": "abc", "max_len": 6}).json()["id"]
+        job = c.post("/api/v1/train", json={"source": source, "vocab": "abc", "max_len": 6, "steps": 60,
+                                            "init_model": model_id})
+        assert job.status_code == 202, job.text
+        assert job.json()["spec"]["config"]["lr"] == 1e-5
+        done = wait_status(c, job.json()["id"], {"done", "failed"})
+        assert done["status"] == "done", done["error"]
+        result = done["result"]
+        assert result["model"]["layer_norm"] is False and result["model"]["n_layers"] == 2
+        assert result["curve"][0]["test_seq_acc"] == 1.0 and result["final"]["test_seq_acc"] == 1.0
+        bad = c.post("/api/v1/train", json={"source": source, "vocab": "abc", "init_model": "mzzzzzzzzzzzzzzz"})
+        assert bad.status_code == 422 and "compile first" in bad.json()["error"]["message"]

@@ -33,6 +33,11 @@ def browser():
         b.close()
 
 
+def _expected_api_error(text: str) -> bool:
+    """The browser logs every 4xx answer; the app shows those to the user (they are not page errors)."""
+    return text.startswith("Failed to load resource: the server responded with a status of 4")
+
+
 class Guarded:
     """A browser context whose pages may only talk to 127.0.0.1."""
 
@@ -40,20 +45,22 @@ class Guarded:
         self.context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, **kw)
         self.outside: list[str] = []
         self.errors: list[str] = []
-        self.context.route("**/*", self._guard)
+        self.context.route(self._outside, self._guard)
+
+    @staticmethod
+    def _outside(url: str) -> bool:
+        """Only requests to anywhere but 127.0.0.1 are routed (and failed); local ones are left alone,
+        so that downloads from our own server work (routed downloads are cancelled by Playwright)."""
+        return not url.startswith(("data:", "blob:")) and urlparse(url).hostname != "127.0.0.1"
 
     def _guard(self, route):
-        host = urlparse(route.request.url).hostname
-        if route.request.url.startswith(("data:", "blob:")) or host == "127.0.0.1":
-            route.continue_()
-        else:
-            self.outside.append(route.request.url)
-            route.abort()
+        self.outside.append(route.request.url)
+        route.abort()
 
     def page(self):
         page = self.context.new_page()
         page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("console", lambda m: m.type == "error" and self.errors.append(m.text))
+        page.on("console", lambda m: m.type == "error" and not _expected_api_error(m.text) and self.errors.append(m.text))
         return page
 
     def close(self):
@@ -402,7 +409,7 @@ def test_layout_fits_1280x720_and_a_projector(browser, live_server):
         try:
             g.context.close()
             g.context = browser.new_context(viewport={"width": width, "height": height})
-            g.context.route("**/*", g._guard)
+            g.context.route(g._outside, g._guard)
             page = g.page()
             open_app(page, live_server.url)
             overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
@@ -443,3 +450,76 @@ def test_train_tab_shows_progress_and_the_overlay(guarded, live_server):
     page.locator("#train-overlay").screenshot(path=ARTIFACTS / "train-overlay.png")
     # the view is part of the shared state
     assert page.evaluate("window.rasplay.state.view") == "train"
+
+
+# ------------------------------------------------------------------ compiling
+
+def test_compile_tab_summary_heads_residual_beta_and_weights(guarded, live_server, tmp_path):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    page.click("#tab-compile")
+    assert page.input_value("#compile-output") == "reverse"
+    page.fill("#compile-max-len", "5")
+    page.click("#compile-start")
+    page.wait_for_selector("#compile-attention .overlay-plot[data-drawn='1']", timeout=30000)
+    summary = page.inner_text("#compile-summary")
+    assert "2 (RASP analysis: 2)" in summary and "1, 1 (analysis: 1, 1)" in summary
+    cards = page.locator("#compile-attention .overlay-card h3").all_text_contents()
+    assert cards[0].startswith("layer 1, head 0: full_s") and cards[1].startswith("layer 2, head 0: flip")
+    # the compiled flip head next to the selector: BOS row/column first, selector cells outlined
+    data = page.evaluate("(() => { const p = document.querySelectorAll('#compile-attention .overlay-plot')[1];"
+                         " return {z: p.data[0].z, x: p.data[0].x, shapes: p.layout.shapes.length}; })()")
+    assert data["x"][0] == "k0 <bos>" and len(data["z"]) == 6 and data["shapes"] == 5
+    assert [row.index(max(row)) for row in data["z"][1:]] == [5, 4, 3, 2, 1]
+    assert "Column 0 is the BOS token" in page.inner_text("#compile-attention")
+    residual = page.inner_text("#compile-residual")
+    assert "layer 2 attention" in residual and "o l l e h" in residual
+    assert "1/1 agree" in page.inner_text("#compile-agreement")
+    # soft attention at a small beta disagrees; the study finds the smallest exact beta
+    page.uncheck("#compile-hard")
+    page.eval_on_selector("#compile-beta", "el => { el.value = '-1'; el.dispatchEvent(new Event('input')); }")
+    page.wait_for_function("document.getElementById('compile-agreement').textContent.includes('β = 0.1:')")
+    assert "0/1 agree" in page.inner_text("#compile-agreement")
+    page.click("#compile-study")
+    page.wait_for_function("document.getElementById('compile-study-plot').dataset.drawn", timeout=60000)
+    assert "Exact with softmax from β ≈" in page.inner_text("#compile-study-note")
+    page.screenshot(path=ARTIFACTS / "compile.png", full_page=True)
+    page.locator("#compile-attention").screenshot(path=ARTIFACTS / "compile-heads.png")
+    page.locator("#compile-study-plot").screenshot(path=ARTIFACTS / "compile-study.png")
+    with page.expect_download() as info:
+        page.click("#weights-download")
+    path = tmp_path / info.value.suggested_filename
+    info.value.save_as(path)
+    assert path.suffix == ".npz" and path.read_bytes()[:2] == b"PK"
+    page.click("#compile-finetune")
+    assert page.get_attribute("#tab-train", "aria-selected") == "true"
+    assert "Starting from the compiled model" in page.inner_text("#train-init")
+    assert page.input_value("#train-max-len") == "5"
+
+
+def test_compile_error_is_shown_at_its_line(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    set_program(page, "a = indices;\nb = aggregate(select(indices, indices, <=), tokens);")
+    page.click("#tab-compile")
+    page.fill("#compile-max-len", "3")
+    page.select_option("#compile-output", "b")
+    page.click("#compile-start")
+    page.wait_for_function("document.getElementById('status').textContent.length > 0 && "
+                           "!document.getElementById('status').textContent.startsWith('compiling')")
+    status = page.inner_text("#status")
+    if "compiled" not in status:          # the compiler refuses a mean of strings: the squiggle is on line 2
+        page.wait_for_selector(".cm-lintRange-error")
+        assert page.locator(".cm-line").nth(1).locator(".cm-lintRange-error").count() == 1
+
+
+def test_the_guard_catches_requests_outside_loopback(browser, live_server):
+    g = Guarded(browser)
+    page = g.page()
+    open_app(page, live_server.url)
+    page.evaluate("fetch('http://example.com/x').catch(() => null)")
+    page.wait_for_timeout(300)
+    assert g.outside == ["http://example.com/x"]
+    g.outside.clear()
+    g.errors.clear()   # the aborted fetch logs a network error
+    g.close()

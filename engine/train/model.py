@@ -212,7 +212,8 @@ def load_model(path) -> Transformer:
                 if "config" not in z:
                     raise TrainError(f"{path}: no 'config' entry (the model configuration as JSON)")
                 config = json.loads(str(z["config"]))
-                state = {k: z[k] for k in z.files if k != "config"}
+                # weights only: text entries are metadata (the compiler adds its residual layout as "rasplay")
+                state = {k: z[k] for k in z.files if k != "config" and z[k].dtype.kind not in "USO"}
         else:
             blob = torch.load(path, map_location="cpu", weights_only=True)
             if not isinstance(blob, dict) or "config" not in blob or "state_dict" not in blob:

@@ -46,11 +46,13 @@ def check_inputs(req: EvaluateRequest, settings: Settings) -> None:
             raise ApiError(422, "limit", f"input {i + 1} has {n} tokens; the limit is {settings.max_input_length}")
 
 
-async def run_in_pool(pool: EvaluationPool, kind: str, payload: dict, settings: Settings) -> bytes:
+async def run_in_pool(pool: EvaluationPool, kind: str, payload: dict, settings: Settings,
+                      timeout: float | None = None) -> bytes:
     try:
-        return await pool.run(kind, payload)
+        return await pool.run(kind, payload, timeout)
     except EvaluationTimeout as e:
-        detail = str(e) or f"the evaluation took longer than {settings.eval_seconds:g} s (the time limit) and was stopped"
+        limit = timeout or settings.eval_seconds
+        detail = str(e) or f"the work took longer than {limit:g} s (the time limit) and was stopped"
         raise ApiError(422, "timeout", detail) from None
     except PoolBusy:
         raise ApiError(503, "busy", "every evaluation worker is busy; try again in a moment") from None

@@ -6,6 +6,7 @@ import json
 
 import orjson
 from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
 from ..errors import ApiError
@@ -13,7 +14,8 @@ from ..jobs import JobManager, QueueFull, follow
 from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainRequest
 from ..settings import Settings
 from ..workers import EvaluationPool
-from .deps import get_pool, get_settings
+from ..store import ShareStore
+from .deps import get_pool, get_settings, get_store
 from .evaluate import check_source, run_in_pool
 
 router = APIRouter(tags=["train"])
@@ -43,17 +45,23 @@ def torch_available() -> bool:
                         501: ERROR_RESPONSES[422] | {"description": "PyTorch is not installed on the server"},
                         503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}})
 async def start(req: TrainRequest, settings: Settings = Depends(get_settings), pool: EvaluationPool = Depends(get_pool),
-                jobs: JobManager = Depends(get_jobs)):
+                jobs: JobManager = Depends(get_jobs), store: ShareStore = Depends(get_store)):
     """Trains an encoder-only transformer on the task of the program's output s-op (layers and heads
     default to the program's analysis) in a worker process at low priority. Jobs run one per two
     cores, a few wait, more are refused with 429; each has the server's time limit."""
     if not torch_available():
         raise ApiError(501, "unavailable", "training needs PyTorch on the server: pip install -e '.[train]'")
     check_source(req.source, settings)
-    config = req.model_dump(exclude={"source"}, exclude_none=True)
+    config = req.model_dump(exclude={"source", "init_model"}, exclude_none=True)
     budget = min(config.get("time_budget", settings.train_seconds), settings.train_seconds * 0.9)
     config["time_budget"] = round(budget, 3)
     spec = {"source": req.source, "config": config}
+    if req.init_model:
+        model = await run_in_threadpool(store.get_model, req.init_model)
+        if model is None:
+            raise ApiError(422, "validation", f"no compiled model '{req.init_model}' to start from (compile first)")
+        config.setdefault("lr", 1e-5)
+        spec["init"] = {"id": req.init_model, "spec": model}
     checked = orjson.loads(await run_in_pool(pool, "train_check", spec, settings))
     if not checked["ok"]:
         raise ApiError(422, "validation", checked["message"])

@@ -6,6 +6,8 @@ export class ApiError extends Error {
     super(err.message || `request failed (${status})`);
     this.status = status;
     this.kind = err.kind || "network";
+    this.line = err.line;
+    this.col = err.col;
   }
 }
 
@@ -32,3 +34,7 @@ export const share = (state) => call("POST", "/share", { state });
 export const train = (request) => call("POST", "/train", request);
 export const trainJob = (id) => call("GET", `/train/${encodeURIComponent(id)}`);
 export const cancelTrain = (id) => call("DELETE", `/train/${encodeURIComponent(id)}`);
+export const compile = (request) => call("POST", "/compile", request);
+export const runModel = (id, inputs, options) => call("POST", `/models/${encodeURIComponent(id)}/run`, { inputs, ...options });
+export const softStudy = (id, options) => call("POST", `/models/${encodeURIComponent(id)}/soft`, options);
+export const overlay = (request) => call("POST", "/overlay", request);

@@ -11,7 +11,10 @@ import { showSelector } from "./heatmap.js";
 import { loadPlotly } from "./plotly.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
 import { applyShared, linkFor, parseInputText, readHash, saveHashSoon, shareable, state } from "./state.js";
-import { cancelRuns, renderCurves, renderOverlay, renderTrainForm, startRuns } from "./train.js";
+import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, renderAttention, renderCompileForm,
+  renderResidual, renderStudy, renderSummary, runCompiled, studySoft } from "./compile.js";
+import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
+  startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
 
 const $ = (id) => document.getElementById(id);
@@ -147,6 +150,7 @@ function renderAll() {
   renderChips(selectorId);
   renderHeatmap();
   if (state.view === "train") renderTrainForm($("train-form-box"), state);
+  if (state.view === "compile") renderCompileForm($("compile-form-box"), state);
 }
 
 function select(selection, selectorId = null) {
@@ -209,12 +213,66 @@ function showView(view) {
     $(`view-${tab.dataset.view}`).hidden = !on;
   }
   if (view === "train" && !$("train-form")) renderTrainForm($("train-form-box"), state);
+  if (view === "compile" && !$("compile-form")) renderCompileForm($("compile-form-box"), state);
   if (!embedMode) saveHashSoon();
 }
 
 async function renderTraining(finished = false) {
   await renderCurves($("train-curves"), $("train-status"));
-  if (finished) renderOverlay($("train-overlay"), null);
+  if (finished) renderOverlay($("train-overlay"), compiledAttentionFor(state.doc));
+}
+
+// ------------------------------------------------------------------ the Compile view
+
+function currentBeta() {
+  return $("compile-hard").checked ? null : 10 ** Number($("compile-beta").value);
+}
+
+async function refreshCompiled() {
+  const beta = currentBeta();
+  $("compile-beta-value").textContent = beta ? formatBeta(beta) : "∞";
+  try {
+    await runCompiled(state, beta);
+  } catch (e) {
+    $("compile-attention").replaceChildren(el("p", { class: "note" }, e.message));
+    return;
+  }
+  renderAttention($("compile-attention"), state.doc);
+  renderResidual($("compile-residual"));
+  const point = agreementAt(beta);
+  if (point) {
+    $("compile-agreement").textContent += ` On all inputs up to max_len at this β: ${(100 * point.agreement).toFixed(1)}% fully right.`;
+  }
+  if ($("compile-study-plot").dataset.drawn) renderStudy($("compile-study-plot"), $("compile-study-note"), beta);
+}
+
+function formatBeta(beta) {
+  return beta >= 100 ? beta.toFixed(0) : beta >= 10 ? beta.toFixed(1) : beta.toFixed(2);
+}
+
+async function compileNow() {
+  $("compile-start").disabled = true;
+  setStatus("compiling…");
+  try {
+    const model = await compileProgram(state);
+    renderSummary($("compile-summary"), $("compile-layout"));
+    $("compile-study").disabled = false;
+    $("compile-finetune").disabled = false;
+    $("compile-beta").disabled = $("compile-hard").checked;
+    setStatus(`compiled: ${model.summary.layers} layers, residual width ${model.summary.residual_width}`);
+    await refreshCompiled();
+  } catch (e) {
+    setStatus(e.message);
+    $("compile-summary").replaceChildren(el("p", { class: "note error" }, e.message));
+    if (e.line) {
+      const squiggle = { severity: "error", message: `compile: ${e.message}`, line: e.line, col: e.col || 1,
+        end_line: e.line, end_col: (e.col || 1) + 1 };
+      editor.setDiagnostics([...(state.doc ? state.doc.diagnostics : []), squiggle]);
+      editor.goTo(e.line, e.col || 1);
+    }
+  } finally {
+    $("compile-start").disabled = false;
+  }
 }
 
 async function startTraining(ablate) {
@@ -285,6 +343,37 @@ function wire() {
   $("train-start").addEventListener("click", () => startTraining(false));
   $("train-ablate").addEventListener("click", () => startTraining(true));
   $("train-cancel").addEventListener("click", () => cancelRuns());
+  $("train-import").addEventListener("change", async (e) => {
+    const file = e.target.files[0];
+    if (!file) return;
+    try {
+      await importMaps(state, file);
+      preferImported(true);
+      renderOverlay($("train-overlay"), compiledAttentionFor(state.doc));
+    } catch (err) { toast(err.message); }
+    e.target.value = "";
+  });
+  $("compile-start").addEventListener("click", compileNow);
+  $("compile-hard").addEventListener("change", () => { $("compile-beta").disabled = $("compile-hard").checked; refreshCompiled(); });
+  let betaTimer = null;
+  $("compile-beta").addEventListener("input", () => {
+    $("compile-beta-value").textContent = formatBeta(10 ** Number($("compile-beta").value));
+    clearTimeout(betaTimer);
+    betaTimer = setTimeout(refreshCompiled, 120);
+  });
+  $("compile-study").addEventListener("click", async () => {
+    $("compile-study").disabled = true;
+    $("compile-study-note").textContent = "running the study (every input up to max_len, at many β)…";
+    try {
+      await studySoft();
+      await renderStudy($("compile-study-plot"), $("compile-study-note"), currentBeta());
+    } catch (e) { $("compile-study-note").textContent = e.message; }
+    $("compile-study").disabled = false;
+  });
+  $("compile-finetune").addEventListener("click", () => {
+    showView("train");
+    setInitModel(compileInitSpec());
+  });
   $("add-input").addEventListener("click", () => {
     state.inputs.push(state.inputs[state.inputs.length - 1] || "abc");
     state.current = state.inputs.length - 1;

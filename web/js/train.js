@@ -110,8 +110,30 @@ function follow(run, onUpdate) {
   source.onerror = () => { /* EventSource reconnects by itself; `done` closes it */ };
 }
 
+let initModel = null;   // {id, vocab, max_len} of a compiled model to fine-tune from
+
+export function setInitModel(init) {
+  initModel = init;
+  const note = document.getElementById("train-init");
+  if (!note) return;
+  note.hidden = !init;
+  if (init) {
+    note.textContent = `Starting from the compiled model ${init.id} (exact on every input up to length ${init.max_len}; ` +
+      "fine-tuning uses a learning rate of 1e-5 unless you set one). ";
+    note.append(el("button", { type: "button", class: "small", onclick: () => setInitModel(null) }, "train from scratch"));
+    const vocab = document.getElementById("train-vocab");
+    if (vocab) vocab.value = init.vocab.every((t) => typeof t === "string" && t.length === 1) ? init.vocab.join("") : JSON.stringify(init.vocab);
+    const maxLen = document.getElementById("train-max-len");
+    if (maxLen) maxLen.value = String(init.max_len);
+  }
+}
+
+export function preferImported(on) { if (imported) imported.newer = on; }
+
 export async function startRuns(state, { ablate }, onUpdate) {
-  const options = drop({ ...readForm(), example: parseInputText(state.inputs[state.current]).value });
+  preferImported(false);
+  const options = drop({ ...readForm(), example: parseInputText(state.inputs[state.current]).value,
+    init_model: initModel ? initModel.id : undefined });
   for (const run of runs) if (run.source) run.source.close();
   runs = [];
   const first = await api.train({ source: state.source, ...options });
@@ -172,15 +194,36 @@ export async function renderCurves(plot, statusBox) {
   }));
 }
 
+let imported = null;   // an overlay document of attention maps from another tool
+
+export async function importMaps(state, file) {
+  let maps;
+  try {
+    maps = JSON.parse(await file.text());
+  } catch (e) {
+    throw new Error(`${file.name} is not JSON: ${e.message}`);
+  }
+  imported = { name: file.name, doc: await api.overlay({ source: state.source, maps }) };
+  return imported;
+}
+
 export function renderOverlay(container, compiledAttention) {
   container.replaceChildren();
   const run = runs[0] && runs[0].result ? runs[0] : runs.find((r) => r.result);
-  if (!run) return;
-  const ex = run.result.example;
-  const m = run.result.final;
-  container.append(el("p", { class: "note" },
-    `${run.label}: held-out accuracy ${(100 * m.test_acc).toFixed(1)}% per position, ${(100 * m.test_seq_acc).toFixed(1)}% per sequence. ` +
-    `On ${JSON.stringify(ex.input)}: model → ${ex.prediction.map(formatValue).join(" ")}; program → ${ex.target.map(formatValue).join(" ")}.`));
+  let ex;
+  if (imported && (!run || imported.newer)) {
+    ex = imported.doc;
+    container.append(el("p", { class: "note" }, `Imported from ${imported.name}: ${ex.layers} layers × ${ex.heads} heads ` +
+      `on ${JSON.stringify(ex.tokens)}; the program's ${ex.output} needs ${ex.program_layers} layers.`));
+  } else if (run) {
+    ex = run.result.example;
+    const m = run.result.final;
+    container.append(el("p", { class: "note" },
+      `${run.label}: held-out accuracy ${(100 * m.test_acc).toFixed(1)}% per position, ${(100 * m.test_seq_acc).toFixed(1)}% per sequence. ` +
+      `On ${JSON.stringify(ex.input)}: model → ${ex.prediction.map(formatValue).join(" ")}; program → ${ex.target.map(formatValue).join(" ")}.`));
+  } else {
+    return;
+  }
   const modes = el("div", { class: "toggle", role: "radiogroup", "aria-label": "overlay" },
     ...["selector", "compiled", "trained"].map((mode) => {
       const b = el("button", { type: "button", role: "radio", "aria-checked": String(mode === overlayMode), "data-mode": mode,
@@ -199,7 +242,7 @@ export function renderOverlay(container, compiledAttention) {
     const att = ex.attention[layer - 1] ? ex.attention[layer - 1][head] : null;
     const score = match.score === null || match.score === undefined ? "–" : match.score.toFixed(3);
     const card = el("div", { class: "overlay-card", "data-selector": String(sel.selector) });
-    card.append(el("h3", {}, `${sel.name} — layer ${layer}, trained head ${head}: match ${score}`));
+    card.append(el("h3", {}, `${sel.name} — layer ${layer}, ${ex === (imported && imported.doc) ? "imported" : "trained"} head ${head}: match ${score}`));
     const plot = el("div", { class: "overlay-plot" });
     card.append(plot);
     container.append(card);

@@ -1,0 +1,59 @@
+"""The compiler over HTTP: compile, run (hard and soft), the soft study, weights, errors."""
+import io
+
+import numpy as np
+
+from server.examples import find_example
+
+REVERSE = find_example("reverse").source
+
+
+def test_compile_run_soft_and_weights(api):
+    r = api.post("/api/v1/compile", json={"source": REVERSE, "vocab": "abc", "max_len": 5})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    model_id, s = body["id"], body["summary"]
+    assert s["layers"] == 2 == s["analysis_layers"] and s["heads_per_layer"] == [1, 1]
+    assert s["residual_width"] <= 43 and s["output"] == "reverse"
+    again = api.post("/api/v1/compile", json={"source": REVERSE, "vocab": "abc", "max_len": 5}).json()
+    assert again["id"] == model_id                                  # named by its request
+
+    run = api.post(f"/api/v1/models/{model_id}/run", json={"inputs": ["abca", "c"]}).json()
+    assert run["outputs"] == [["a", "c", "b", "a"], ["c"]] and run["agreement"] == {"inputs": 2, "agree": 2, "max_error": 0.0}
+    heads = {(h["layer"], h["head"]): h for h in run["attention"]}
+    flip = heads[(2, 0)]["matrices"][0]                             # BOS first: query q+1 attends key 4-q+1... 
+    assert [row.index(max(row)) for row in flip[1:]] == [4, 3, 2, 1]
+    stages = [s["stage"] for s in run["residual"]]
+    assert stages[0] == "embedding" and stages[-1] == "layer 2 MLP"
+    soft = api.post(f"/api/v1/models/{model_id}/run", json={"inputs": ["abca"], "mode": "soft", "beta": 0.05}).json()
+    assert soft["mode"] == "soft" and soft["agreement"]["max_error"] > 0
+
+    study = api.post(f"/api/v1/models/{model_id}/soft", json={}).json()
+    assert study["exhaustive"] and 0.5 < study["min_beta"] < 5
+    assert {h["kind"] for h in study["heads"]} <= {"uniform", "tieless", "subset"}
+    assert all(p["agreement"] == 1.0 for p in study["curve"] if p["beta"] >= study["min_beta"] * 1.05)
+
+    w = api.get(f"/api/v1/models/{model_id}/weights.npz")
+    assert w.status_code == 200 and w.headers["content-type"] == "application/octet-stream"
+    assert "attachment" in w.headers["content-disposition"]
+    z = np.load(io.BytesIO(w.content))
+    assert "tok_emb.weight" in z and "layers.1.attn.q.weight" in z and "config" in z
+
+
+def test_compile_errors_and_limits(api):
+    r = api.post("/api/v1/compile", json={"source": "x = indices;\ny = tokens + ;", "vocab": "ab", "max_len": 3})
+    assert r.status_code == 422
+    r = api.post("/api/v1/compile", json={"source": REVERSE, "vocab": "abc", "max_len": 99})
+    assert r.status_code == 422 and "over the limit" in r.json()["error"]["message"]
+    r = api.post("/api/v1/compile", json={"source": REVERSE, "vocab": "abc", "max_len": 4, "output": "nope"})
+    assert r.status_code == 422 and r.json()["error"]["kind"] == "compile"
+    unmeaned = "a = aggregate(select(1, 1, ==), tokens);\n"      # a mean of strings on every input of length 2+
+    r = api.post("/api/v1/compile", json={"source": unmeaned, "vocab": "ab", "max_len": 1})
+    assert r.status_code in (200, 422)
+    assert api.post("/api/v1/models/mzzzzzzzzzzzzzzz/run", json={"inputs": ["a"]}).status_code == 404
+    assert api.get("/api/v1/models/not-a-model/weights.npz").status_code == 422
+    model_id = api.post("/api/v1/compile", json={"source": REVERSE, "vocab": "abc", "max_len": 4}).json()["id"]
+    bad = api.post(f"/api/v1/models/{model_id}/run", json={"inputs": ["abz"]})
+    assert bad.status_code == 422 and "'z' is not in the vocabulary" in bad.json()["error"]["message"]
+    long = api.post(f"/api/v1/models/{model_id}/run", json={"inputs": ["abcab"]})
+    assert long.status_code == 422
