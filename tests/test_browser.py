@@ -436,14 +436,14 @@ def test_train_tab_shows_progress_and_the_overlay(guarded, live_server):
     page.wait_for_selector(".run-line", timeout=20000)
     page.wait_for_function("document.getElementById('train-curves').dataset.drawn", timeout=60000)
     page.wait_for_selector(".run-line[data-status='done']", timeout=90000)
-    page.wait_for_selector(".overlay-card .overlay-plot[data-drawn='1']", timeout=30000)
-    cards = page.locator(".overlay-card h3").all_text_contents()
+    page.wait_for_selector("#train-overlay .overlay-card .overlay-plot[data-drawn='1']", timeout=30000)
+    cards = page.locator("#train-overlay .overlay-card h3").all_text_contents()
     assert any(c.startswith("full_s — layer 1") for c in cards) and any(c.startswith("flip — layer 2") for c in cards)
     assert all("match" in c for c in cards)
-    fill = page.evaluate("document.querySelector(\".overlay-card[data-selector] .overlay-plot\").data[0].z")
+    fill = page.evaluate("document.querySelector(\"#train-overlay .overlay-card[data-selector] .overlay-plot\").data[0].z")
     assert all(abs(sum(row) - 1) < 0.01 for row in fill)          # attention rows sum to 1
     page.click(".toggle button[data-mode='selector']")
-    page.wait_for_function("document.querySelector('.overlay-card .overlay-plot').data[0].z.flat()"
+    page.wait_for_function("document.querySelector('#train-overlay .overlay-card .overlay-plot').data[0].z.flat()"
                            ".every(v => v === 0 || v === 1)")
     assert page.get_attribute(".toggle button[data-mode='selector']", "aria-checked") == "true"
     page.screenshot(path=ARTIFACTS / "train.png", full_page=True)
@@ -523,3 +523,33 @@ def test_the_guard_catches_requests_outside_loopback(browser, live_server):
     g.outside.clear()
     g.errors.clear()   # the aborted fetch logs a network error
     g.close()
+
+
+def test_imported_attention_maps_and_the_compiled_toggle(guarded, live_server, tmp_path):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    page.click("#tab-compile")
+    page.fill("#compile-max-len", "5")
+    page.click("#compile-start")
+    page.wait_for_selector("#compile-attention .overlay-plot[data-drawn='1']", timeout=30000)
+    page.click("#tab-train")
+    n = 6   # BOS + "hello"
+    uniform = [[1 / (n - 1) if k else 0.0 for k in range(n)] if q else [1.0] + [0.0] * (n - 1) for q in range(n)]
+    mirror = [[1.0 if (q == 0 and k == 0) or (q and k == n - q) else 0.0 for k in range(n)] for q in range(n)]
+    maps = tmp_path / "maps.json"
+    maps.write_text(json.dumps({"tokens": ["<bos>", *"hello"], "bos": True, "attention": [[uniform], [mirror]]}))
+    page.set_input_files("#train-import", str(maps))
+    page.wait_for_selector("#train-overlay .overlay-card .overlay-plot[data-drawn='1']", timeout=20000)
+    titles = page.locator("#train-overlay .overlay-card h3").all_text_contents()
+    assert titles == ["full_s — layer 1, imported head 0: match 1.000", "flip — layer 2, imported head 0: match 1.000"]
+    assert "Imported from maps.json" in page.inner_text("#train-overlay")
+    page.click(".toggle button[data-mode='compiled']")
+    page.wait_for_function("document.querySelectorAll('#train-overlay .overlay-plot')[1].data[0].colorbar.title.text"
+                           " === 'compiled attention'")
+    z = page.evaluate("document.querySelectorAll('#train-overlay .overlay-plot')[1].data[0].z")
+    assert [row.index(max(row)) for row in z[1:]] == [5, 4, 3, 2, 1]
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"tokens": ["a"], "attention": [[0.5]]}')
+    page.set_input_files("#train-import", str(bad))
+    page.wait_for_selector("#toast:not([hidden])")
+    assert "4 dimensions" in page.inner_text("#toast")
