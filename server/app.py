@@ -3,6 +3,7 @@ plotly.js from the installed plotly package, limits and stores."""
 from __future__ import annotations
 
 import functools
+import gc
 from contextlib import asynccontextmanager
 from pathlib import Path
 
@@ -42,6 +43,11 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.jobs = JobManager("server.train_job.run", settings.train_jobs, settings.train_queue,
                                     settings.train_seconds)
         await app.state.pool.start()
+        # the server's long-lived objects (app, routes, models) never need collecting: freeze them, and
+        # collect the young generation less often, so that no request waits for a long collection
+        gc.collect()
+        gc.freeze()
+        gc.set_threshold(20_000, 50, 100)
         try:
             yield
         finally:

@@ -66,7 +66,7 @@ def cmd_serve(args) -> int:
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"rasplay is serving at http://{shown_host}:{args.port}/  (API docs: /docs; data: {settings.data_dir})",
           flush=True)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level, access_log=False,
+    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level, access_log=False, proxy_headers=False,
                 timeout_graceful_shutdown=3)
     return 0
 

@@ -3,7 +3,7 @@ routers through FastAPI dependencies."""
 from __future__ import annotations
 
 import os
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from engine import Limits
@@ -33,6 +33,14 @@ class Settings:
     train_jobs: int = max(1, (os.cpu_count() or 2) // 2)  # training jobs running at once (one per two cores)
     train_queue: int = 4                # training jobs waiting; more are refused (429)
     train_seconds: float = 600.0        # a training job's time limit
+
+    def engine_limits_json(self) -> dict:
+        """engine_limits() as the dict sent to workers (computed once)."""
+        cached = self.__dict__.get("_limits_json")
+        if cached is None:
+            cached = asdict(self.engine_limits())
+            object.__setattr__(self, "_limits_json", cached)
+        return cached
 
     def engine_limits(self) -> Limits:
         # the engine's own cooperative time limit sits just under the hard one

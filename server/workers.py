@@ -8,6 +8,7 @@ event loop only moves bytes.
 from __future__ import annotations
 
 import asyncio
+import gc
 import multiprocessing as mp
 import os
 import time
@@ -104,7 +105,10 @@ def _work(kind: str, payload: dict):
 def _worker_main(conn: Connection) -> None:
     import engine  # noqa: F401  (import once, before the first request)
 
+
     engine.evaluate("x = length;", ["ab"])  # warm the parser and library caches
+    gc.collect()
+    gc.freeze()   # the parser tables and library never need collecting: keep collections short
     conn.send_bytes(b"ready")
     while True:
         try:
@@ -190,16 +194,17 @@ class EvaluationPool:
         except (OSError, ValueError):
             pass
 
-    async def run(self, kind: str, payload: dict, timeout: float | None = None) -> bytes:
+    async def run(self, kind: str, payload: dict, timeout: float | None = None, message: bytes | None = None) -> bytes:
         """The JSON bytes of the work's result (raw bytes for binary results). Raises PoolBusy,
-        EvaluationTimeout or WorkerFailed. `timeout` overrides the pool's time limit for this call."""
+        EvaluationTimeout or WorkerFailed. `timeout` overrides the pool's time limit for this call;
+        `message` is orjson.dumps([kind, payload]) when the caller has it already."""
         try:
             worker = await asyncio.wait_for(self._idle.get(), self.queue_timeout)
         except asyncio.TimeoutError:
             raise PoolBusy() from None
         worker.pending = asyncio.get_running_loop().create_future()
         try:
-            worker.conn.send_bytes(orjson.dumps([kind, payload]))
+            worker.conn.send_bytes(message or orjson.dumps([kind, payload]))
             reply = await asyncio.wait_for(worker.pending, timeout or self.timeout)
         except asyncio.TimeoutError:
             self._replace(worker)

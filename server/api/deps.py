@@ -9,17 +9,17 @@ from ..store import ShareStore
 from ..workers import EvaluationPool
 
 
-def get_settings(request: Request) -> Settings:
+async def get_settings(request: Request) -> Settings:
     return request.app.state.settings
 
 
-def get_pool(request: Request) -> EvaluationPool:
+async def get_pool(request: Request) -> EvaluationPool:
     return request.app.state.pool
 
 
-def get_store(request: Request) -> ShareStore:
+async def get_store(request: Request) -> ShareStore:
     return request.app.state.store
 
 
-def get_cache(request: Request) -> ResponseCache:
+async def get_cache(request: Request) -> ResponseCache:
     return request.app.state.cache

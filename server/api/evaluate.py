@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import json
-from dataclasses import asdict
 
 import orjson
 from fastapi import APIRouter, Depends
@@ -47,9 +46,9 @@ def check_inputs(req: EvaluateRequest, settings: Settings) -> None:
 
 
 async def run_in_pool(pool: EvaluationPool, kind: str, payload: dict, settings: Settings,
-                      timeout: float | None = None) -> bytes:
+                      timeout: float | None = None, message: bytes | None = None) -> bytes:
     try:
-        return await pool.run(kind, payload, timeout)
+        return await pool.run(kind, payload, timeout, message)
     except EvaluationTimeout as e:
         limit = timeout or settings.eval_seconds
         detail = str(e) or f"the work took longer than {limit:g} s (the time limit) and was stopped"
@@ -70,12 +69,11 @@ async def evaluate(req: EvaluateRequest, settings: Settings = Depends(get_settin
     check_source(req.source, settings)
     check_inputs(req, settings)
     payload = {"source": req.source, "inputs": list(req.inputs), "names": req.names,
-               "input_format": req.input_format, "limits": asdict(settings.engine_limits()),
-               "trace": req.trace}
-    key = orjson.dumps(["evaluate", payload])
+               "input_format": req.input_format, "limits": settings.engine_limits_json(), "trace": req.trace}
+    key = orjson.dumps(["evaluate", payload])   # the cache key is also the message to the worker
     body = cache.get(key)
     if body is None:
-        body = await run_in_pool(pool, "evaluate", payload, settings)
+        body = await run_in_pool(pool, "evaluate", payload, settings, message=key)
         cache.put(key, body)
     return Response(body, media_type="application/json")
 
@@ -86,10 +84,10 @@ async def analyze(req: AnalyzeRequest, settings: Settings = Depends(get_settings
                   pool: EvaluationPool = Depends(get_pool), cache: ResponseCache = Depends(get_cache)):
     """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
     check_source(req.source, settings)
-    payload = {"source": req.source, "output": req.output, "limits": asdict(settings.engine_limits())}
+    payload = {"source": req.source, "output": req.output, "limits": settings.engine_limits_json()}
     key = orjson.dumps(["analyze", payload])
     body = cache.get(key)
     if body is None:
-        body = await run_in_pool(pool, "analyze", payload, settings)
+        body = await run_in_pool(pool, "analyze", payload, settings, message=key)
         cache.put(key, body)
     return Response(body, media_type="application/json")

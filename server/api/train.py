@@ -23,7 +23,7 @@ JOB_ID = r"^[0-9a-f]{12}$"
 NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ERROR_RESPONSES[422]}
 
 
-def get_jobs(request: Request) -> JobManager:
+async def get_jobs(request: Request) -> JobManager:
     return request.app.state.jobs
 
 
