@@ -139,6 +139,7 @@ class JobManager:
         self._running.add(job)
         loop = asyncio.get_running_loop()
         loop.add_reader(parent.fileno(), self._on_message, job)
+        os.set_blocking(parent.fileno(), True)  # see workers.py: uvloop made it non-blocking
         loop.call_later(self.time_limit, self._kill_if_running, job, "timeout")
         job.notify()
 

@@ -30,6 +30,18 @@ class WorkerFailed(Exception):
     pass
 
 
+class NotEncodable(Exception):
+    """The request holds a value the workers' JSON cannot carry (an integer beyond 64 bits, a lone
+    surrogate in a string)."""
+
+
+def encode_message(kind: str, payload: dict) -> bytes:
+    try:
+        return orjson.dumps([kind, payload])
+    except orjson.JSONEncodeError as e:
+        raise NotEncodable(str(e)) from None
+
+
 _MODELS: "dict[str, object]" = {}   # this worker's compiled models, by id (a small LRU)
 
 
@@ -163,11 +175,19 @@ class EvaluationPool:
 
     async def _add_worker(self) -> None:
         loop = asyncio.get_running_loop()
-        worker = await loop.run_in_executor(None, self._spawn)
+        try:
+            worker = await loop.run_in_executor(None, self._spawn)
+        except (EOFError, OSError, WorkerFailed):
+            if self._closing:
+                return          # the server is stopping: its process group went down with the new worker
+            raise
         if self._closing:
             self._kill(worker)
             return
         loop.add_reader(worker.conn.fileno(), self._on_readable, worker)
+        # uvloop makes watched descriptors non-blocking; a reply larger than the socket buffer is then
+        # read in pieces. Blocking reads of a message the worker is writing in full are brief and whole.
+        os.set_blocking(worker.conn.fileno(), True)
         self._all.add(worker)
         self._idle.put_nowait(worker)
 
@@ -198,13 +218,14 @@ class EvaluationPool:
         """The JSON bytes of the work's result (raw bytes for binary results). Raises PoolBusy,
         EvaluationTimeout or WorkerFailed. `timeout` overrides the pool's time limit for this call;
         `message` is orjson.dumps([kind, payload]) when the caller has it already."""
+        message = message or encode_message(kind, payload)
         try:
             worker = await asyncio.wait_for(self._idle.get(), self.queue_timeout)
         except asyncio.TimeoutError:
             raise PoolBusy() from None
         worker.pending = asyncio.get_running_loop().create_future()
         try:
-            worker.conn.send_bytes(message or orjson.dumps([kind, payload]))
+            worker.conn.send_bytes(message or encode_message(kind, payload))
             reply = await asyncio.wait_for(worker.pending, timeout or self.timeout)
         except asyncio.TimeoutError:
             self._replace(worker)

@@ -36,7 +36,8 @@ class LiveServer:
                     f"uvicorn.run(create_app(Settings(data_dir=Path({str(data_dir)!r}), {settings})), "
                     f"host='127.0.0.1', port={self.port}, log_level='warning')")
             cmd = [sys.executable, "-c", code]
-        self.process = subprocess.Popen(cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        self.log_path = data_dir / "server.log"
+        self.process = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT,
                                         text=True, start_new_session=True)
         self._wait_ready()
 
@@ -44,7 +45,7 @@ class LiveServer:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
-                raise RuntimeError(f"server exited: {self.process.stdout.read()}")
+                raise RuntimeError(f"server exited: {self.log_path.read_text()}")
             try:
                 if httpx.get(self.url + "/api/v1/health", timeout=1).status_code == 200:
                     return

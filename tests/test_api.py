@@ -283,3 +283,20 @@ def test_repeated_requests_are_answered_from_the_cache():
     assert cache.get(b"a") is None and cache.get(b"b") == b"y" * 40
     cache.put(b"c", b"z" * 70)      # larger than one item may be: not kept
     assert cache.get(b"c") is None and (cache.hits, cache.misses) == (1, 2)
+
+
+def test_values_beyond_what_workers_can_carry_are_422(api):
+    for body in (b'{"source": "x = tokens;", "inputs": [[66054457543723951308008431152005120]]}',
+                 b'{"source": "x = \\udbb1;", "inputs": ["a"]}'):
+        r = api.post("/api/v1/evaluate", content=body, headers={"content-type": "application/json"})
+        assert error_of(r, 422)["kind"] == "validation"
+    r = api.post("/api/v1/overlay", json={"source": "x = indices;", "maps": {"n": 2 ** 70}})
+    assert error_of(r, 422)
+
+
+def test_large_documents_come_back_whole(api):
+    inputs = ["abcdefgh" * 8] * 8                                 # 8 inputs of 64 tokens
+    r = api.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": inputs, "trace": 0})
+    assert r.status_code == 200 and len(r.content) > 300_000      # larger than a socket buffer
+    doc = r.json()
+    assert len(doc["results"]["flip"]["values"]) == 8 and len(doc["results"]["flip"]["values"][7]) == 64

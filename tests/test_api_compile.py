@@ -34,7 +34,7 @@ def test_compile_run_soft_and_weights(api):
     assert all(p["agreement"] == 1.0 for p in study["curve"] if p["beta"] >= study["min_beta"] * 1.05)
 
     w = api.get(f"/api/v1/models/{model_id}/weights.npz")
-    assert w.status_code == 200 and w.headers["content-type"] == "application/octet-stream"
+    assert w.status_code == 200 and w.headers["content-type"] == "application/octet-stream", w.text[:500]
     assert "attachment" in w.headers["content-disposition"]
     z = np.load(io.BytesIO(w.content))
     assert "tok_emb.weight" in z and "layers.1.attn.q.weight" in z and "config" in z

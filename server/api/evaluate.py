@@ -3,14 +3,13 @@ from __future__ import annotations
 
 import json
 
-import orjson
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response
 
 from ..errors import ApiError
 from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
 from ..settings import Settings
-from ..workers import EvaluationPool, EvaluationTimeout, PoolBusy, WorkerFailed
+from ..workers import EvaluationPool, EvaluationTimeout, NotEncodable, PoolBusy, WorkerFailed, encode_message
 from ..cache import ResponseCache
 from .deps import get_cache, get_pool, get_settings
 
@@ -55,8 +54,22 @@ async def run_in_pool(pool: EvaluationPool, kind: str, payload: dict, settings: 
         raise ApiError(422, "timeout", detail) from None
     except PoolBusy:
         raise ApiError(503, "busy", "every evaluation worker is busy; try again in a moment") from None
+    except NotEncodable as e:
+        raise not_encodable(e) from None
     except WorkerFailed as e:
         raise ApiError(500, "internal", f"rasplay failed on this program; please report it ({e})") from None
+
+
+def not_encodable(e: Exception) -> ApiError:
+    return ApiError(422, "validation", "the request holds a value rasplay cannot take: integers must fit in 64 bits "
+                                       f"and text must be valid Unicode ({e})")
+
+
+def message_for(kind: str, payload: dict) -> bytes:
+    try:
+        return encode_message(kind, payload)
+    except NotEncodable as e:
+        raise not_encodable(e) from None
 
 
 @router.post("/evaluate", response_model=EvaluationDocument, responses=RESPONSES,
@@ -70,7 +83,7 @@ async def evaluate(req: EvaluateRequest, settings: Settings = Depends(get_settin
     check_inputs(req, settings)
     payload = {"source": req.source, "inputs": list(req.inputs), "names": req.names,
                "input_format": req.input_format, "limits": settings.engine_limits_json(), "trace": req.trace}
-    key = orjson.dumps(["evaluate", payload])   # the cache key is also the message to the worker
+    key = message_for("evaluate", payload)   # the cache key is also the message to the worker
     body = cache.get(key)
     if body is None:
         body = await run_in_pool(pool, "evaluate", payload, settings, message=key)
@@ -85,7 +98,7 @@ async def analyze(req: AnalyzeRequest, settings: Settings = Depends(get_settings
     """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
     check_source(req.source, settings)
     payload = {"source": req.source, "output": req.output, "limits": settings.engine_limits_json()}
-    key = orjson.dumps(["analyze", payload])
+    key = message_for("analyze", payload)
     body = cache.get(key)
     if body is None:
         body = await run_in_pool(pool, "analyze", payload, settings, message=key)
