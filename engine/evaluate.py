@@ -239,9 +239,12 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
                                               "error", "name"))
         definitions = [d for d in definitions if d.name in set(names)]
     roots = [d.value for d in definitions]
-    analysis = analyze_nodes(interp, roots)
-    place = {n["id"]: (n["layer"], n["head"]) for n in analysis["graph"]["nodes"]}
-    nodes = interp.graph.ancestors(roots)
+    key = ("analysis", tuple(names) if names is not None else None)
+    if key not in interp.memo:  # an interpretation is immutable: its analysis (and node order) can be kept
+        analysis = analyze_nodes(interp, roots)
+        interp.memo[key] = (analysis, {n["id"]: (n["layer"], n["head"]) for n in analysis["graph"]["nodes"]},
+                            interp.graph.ancestors(roots))
+    analysis, place, nodes = interp.memo[key]
     keep = {r.id for r in roots}
 
     per_input: list[dict[int, tuple]] = [dict() for _ in inputs]  # input -> node id -> (row data, error)

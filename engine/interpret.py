@@ -91,6 +91,7 @@ class Interpretation:
     env: Env | None = None
     source: str = ""
     sources: dict[str, str] = field(default_factory=dict)  # source name -> text, for labels
+    memo: dict = field(default_factory=dict)  # results derived from this interpretation alone (analyses)
 
     @property
     def ok(self) -> bool:
