@@ -75,18 +75,6 @@ def _pct(x) -> str:
     return "-" if x is None else f"{100 * x:.1f}%"
 
 
-def _parse_vocab(text: str) -> list:
-    if text.startswith("["):
-        try:
-            vocab = json.loads(text)
-        except json.JSONDecodeError as e:
-            raise SystemExit(f"rasplay: --vocab is not a valid JSON list ({e.msg})")
-        if not isinstance(vocab, list):
-            raise SystemExit("rasplay: --vocab must be characters (abc) or a JSON list of tokens")
-        return vocab
-    return list(text)
-
-
 def _print_matches(matches: list[dict]) -> None:
     print("selector matches (mean attention mass on the selected keys, per query row that selects):")
     if not matches:
@@ -163,6 +151,7 @@ def cmd_train(args) -> int:
     if args.o:
         print(f"saved the model to {args.o}")
     return 0
+
 
 def _parse_vocab(text: str):
     """`abc` is three tokens; a JSON list (`[1, 2, 3]`) gives the tokens themselves."""

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import re
+from contextlib import contextmanager
 import shutil
 import time
 from pathlib import Path
@@ -265,6 +266,25 @@ def test_ctrl_enter_to_heatmap_is_fast_up_to_32_tokens(guarded, live_server):
 
 # ------------------------------------------------------------------ sharing
 
+def link_from_toast(page, button: str) -> str:
+    page.click(button)
+    page.wait_for_selector("#toast a")
+    return page.get_attribute("#toast a", "href")
+
+
+@contextmanager
+def fresh_page(browser, link: str):
+    """The link opened in a new browser context (no shared storage), as someone else would."""
+    other = Guarded(browser)
+    try:
+        page = other.page()
+        page.goto(link)
+        page.wait_for_selector("body[data-ready='1']")
+        yield page
+    finally:
+        other.close()
+
+
 def test_share_link_restores_the_same_state_in_a_fresh_context(browser, guarded, live_server):
     page = guarded.page()
     open_app(page, live_server.url)
@@ -273,49 +293,31 @@ def test_share_link_restores_the_same_state_in_a_fresh_context(browser, guarded,
     page.fill(".input-row input[type='text']", "banana")
     wait_for_run(page, before)
     page.click(".values-table tr[data-name='h'] th button")
-    page.click("#share-btn")
-    page.wait_for_selector("#toast a")
-    link = page.get_attribute("#toast a", "href")
+    link = link_from_toast(page, "#share-btn")
     assert re.match(r"^http://127\.0\.0\.1:\d+/#v1=[A-Za-z0-9_-]+$", link)
-    other = Guarded(browser)
-    try:
-        fresh = other.page()
-        fresh.goto(link)
-        fresh.wait_for_selector("body[data-ready='1']")
+    with fresh_page(browser, link) as fresh:
         assert "h = selector_width(same);" in fresh.inner_text(".cm-content")
         assert fresh.input_value(".input-row input[type='text']") == "banana"
         assert fresh.locator(".values-table tr[data-name='h'] td").all_inner_texts()[:6] == ["1", "3", "2", "3", "2", "3"]
         heatmap_z(fresh)
         assert "same" in fresh.text_content("#heatmap-title")
-    finally:
-        other.close()
 
 
 def test_short_link_round_trip(browser, guarded, live_server):
     page = guarded.page()
     open_app(page, live_server.url)
     set_program(page, "y = indices + 100;")
-    page.click("#shortlink-btn")
-    page.wait_for_selector("#toast a")
-    link = page.get_attribute("#toast a", "href")
+    link = link_from_toast(page, "#shortlink-btn")
     assert re.match(r"^http://127\.0\.0\.1:\d+/s/[a-z2-7]{12}$", link)
-    other = Guarded(browser)
-    try:
-        fresh = other.page()
-        fresh.goto(link)
-        fresh.wait_for_selector("body[data-ready='1']")
+    with fresh_page(browser, link) as fresh:
         assert "y = indices + 100;" in fresh.inner_text(".cm-content")
         assert fresh.locator(".values-table tr[data-name='y'] td").all_inner_texts()[:2] == ["100", "101"]
-    finally:
-        other.close()
 
 
 def test_embed_mode_is_read_only_with_a_way_back(guarded, live_server):
     page = guarded.page()
     open_app(page, live_server.url)
-    page.click("#embed-btn")
-    page.wait_for_selector("#toast a")
-    link = page.get_attribute("#toast a", "href")
+    link = link_from_toast(page, "#embed-btn")
     assert "/embed#v1=" in link
     embed = guarded.page()
     embed.goto(link)

@@ -7,27 +7,11 @@ import * as api from "./api.js";
 import { graphIndex, traced } from "./docmodel.js";
 import { drawHeatmap } from "./heatmap.js";
 import { loadPlotly } from "./plotly.js";
+import { headerOutput, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
 export const compiled = { id: null, summary: null, run: null, study: null, spec: null };
-
-function headerOutput(source) {
-  const m = source.match(/^#\s*output:\s*(\S+)\s*$/m);
-  return m ? m[1] : null;
-}
-
-function vocabOf(state) {
-  const seen = [];
-  let json = false;
-  for (const text of state.inputs) {
-    const { value } = parseInputText(text);
-    if (Array.isArray(value)) json = true;
-    for (const t of (Array.isArray(value) ? value : [...value])) if (!seen.includes(t)) seen.push(t);
-  }
-  seen.sort();
-  return json ? JSON.stringify(seen) : seen.join("");
-}
 
 export function renderCompileForm(container, state) {
   const doc = state.doc;
@@ -38,7 +22,7 @@ export function renderCompileForm(container, state) {
   const preferred = headerOutput(state.source);
   output.value = sops.includes(preferred) ? preferred : sops[sops.length - 1] || "";
   const vocab = el("input", { id: "compile-vocab", type: "text", spellcheck: "false" });
-  vocab.value = vocabOf(state);
+  vocab.value = vocabOf(state.inputs);
   const maxLen = el("input", { id: "compile-max-len", type: "number", min: "1", max: "24" });
   maxLen.value = String(Math.min(8, Math.max(...state.inputs.map((t) => [...parseInputText(t).value].length), 3)));
   const form = el("form", { id: "compile-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
@@ -56,9 +40,8 @@ export function renderCompileForm(container, state) {
 
 function readForm() {
   const v = (id) => document.getElementById(id).value.trim();
-  const vocabText = v("compile-vocab");
-  return { output: v("compile-output") || undefined,
-    vocab: vocabText.startsWith("[") ? parseInputText(vocabText).value : vocabText, max_len: Number(v("compile-max-len")) };
+  return { output: v("compile-output") || undefined, vocab: vocabValue(v("compile-vocab")),
+    max_len: Number(v("compile-max-len")) };
 }
 
 export async function compileProgram(state) {

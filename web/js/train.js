@@ -5,6 +5,7 @@
 import * as api from "./api.js";
 import { drawHeatmap } from "./heatmap.js";
 import { loadPlotly } from "./plotly.js";
+import { headerOutput, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -22,23 +23,6 @@ function input(attrs) {
   return node;
 }
 
-function headerOutput(source) {
-  const m = source.match(/^#\s*output:\s*(\S+)\s*$/m);
-  return m ? m[1] : null;
-}
-
-function defaultVocab(state) {
-  const seen = [];
-  let json = false;
-  for (const text of state.inputs) {
-    const { value } = parseInputText(text);
-    if (Array.isArray(value)) json = true;
-    for (const t of (Array.isArray(value) ? value : [...value])) if (!seen.some((s) => s === t)) seen.push(t);
-  }
-  seen.sort();
-  return json ? JSON.stringify(seen) : seen.join("");
-}
-
 export function renderTrainForm(container, state) {
   const doc = state.doc;
   const sops = doc ? Object.entries(doc.results).filter(([, r]) => r.kind === "sop").map(([n]) => n) : [];
@@ -52,7 +36,7 @@ export function renderTrainForm(container, state) {
   output.addEventListener("change", () => { layers.placeholder = `${layersOf()} (analysis)`; });
   const form = el("form", { id: "train-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
     field("output", output),
-    field("vocab", input({ id: "train-vocab", type: "text", value: defaultVocab(state), spellcheck: "false" }),
+    field("vocab", input({ id: "train-vocab", type: "text", value: vocabOf(state.inputs), spellcheck: "false" }),
       "characters, or a JSON list"),
     field("lengths", el("span", { class: "pair" },
       input({ id: "train-min-len", type: "number", min: "1", max: "512", value: "1", "aria-label": "shortest input" }),
@@ -80,10 +64,8 @@ export function renderTrainForm(container, state) {
 function readForm() {
   const v = (id) => document.getElementById(id).value.trim();
   const num = (id) => (v(id) === "" ? undefined : Number(v(id)));
-  const vocabText = v("train-vocab");
-  const vocab = vocabText.startsWith("[") ? parseInputText(vocabText).value : vocabText;
   return {
-    output: v("train-output") || undefined, vocab, min_len: num("train-min-len"), max_len: num("train-max-len"),
+    output: v("train-output") || undefined, vocab: vocabValue(v("train-vocab")), min_len: num("train-min-len"), max_len: num("train-max-len"),
     layers: num("train-layers"), heads: num("train-heads"), d_model: num("train-d-model"),
     steps: num("train-steps"), supervise: document.getElementById("train-supervise").checked,
   };
