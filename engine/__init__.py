@@ -28,8 +28,8 @@ def analyze(source: str, output: str | None = None, limits: Limits | None = None
                                           "error", "name"))
         roots = found
     result = analyze_nodes(interp, roots)
-    result["names"] = {d.name: n["layer"] for d in interp.definitions
-                       for n in result["graph"]["nodes"] if n["id"] == d.value.id}
+    layer_of = {n["id"]: n["layer"] for n in result["graph"]["nodes"]}
+    result["names"] = {d.name: layer_of[d.value.id] for d in interp.definitions if d.value.id in layer_of}
     result["diagnostics"] = diagnostics
     return result
 
