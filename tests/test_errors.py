@@ -105,12 +105,15 @@ def test_time_limit_stops_interpretation():
 
 
 def test_time_limit_stops_evaluation():
-    # a short program (interpreted in milliseconds) whose evaluation takes far longer than the limit
+    # a program interpreted in milliseconds whose evaluation takes seconds (150 n x n selectors, n = 2500)
     src = "s = select(indices, indices, <);\n" + "".join(
-        f"w{i} = selector_width(s and select(indices, indices + {i}, !=));\n" for i in range(40))
-    doc = engine.evaluate(src, ["a" * 3000], limits=Limits(eval_seconds=0.3))
+        f"w{i} = selector_width(s and select(indices, indices + {i}, !=));\n" for i in range(150))
+    src += "total = " + " + ".join(f"w{i}" for i in range(150)) + ";\n"
+    start = time.monotonic()
+    doc = engine.evaluate(src, ["a" * 2500], names=["total"], limits=Limits(eval_seconds=0.3))
     assert any(d["kind"] == "timeout" for d in doc["diagnostics"])
-    assert "time limit" in doc["results"]["w39"]["errors"][0]
+    assert "time limit" in doc["results"]["total"]["errors"][0]
+    assert time.monotonic() - start < 1.5
 
 
 def test_deep_nesting_is_an_error_not_a_crash():
