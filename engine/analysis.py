@@ -10,7 +10,7 @@ are layer L's MLP; those at depth 0 are functions of the input alone (the embedd
 from __future__ import annotations
 
 from .interpret import Interpretation
-from .program import ATTENTION_KINDS, SELECTOR_KINDS, Node, Selector
+from .program import ATTENTION_KINDS, Node, Selector
 
 
 def depths(nodes: list[Node]) -> dict[int, int]:

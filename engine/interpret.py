@@ -20,7 +20,7 @@ from .lang import ast
 from .lang.errors import RaspError, Span, a_type, diagnostic, type_name
 from .lang.parser import parse
 from .limits import DEFAULT_LIMITS, Limits
-from .program import (COMPARISONS, Aggregate, Full, Graph, IndicesInput, Map, Select, SelectAnd, Selector,
+from .program import (Aggregate, Full, Graph, IndicesInput, Map, Select, SelectAnd, Selector,
                       SelectNot, SelectOr, SelectorWidth, SequenceMap, SOp, TokensInput)
 
 LIBRARY_PATH = Path(__file__).with_name("library.rasp")

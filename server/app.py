@@ -15,6 +15,7 @@ from fastapi.staticfiles import StaticFiles
 
 from . import errors
 from .api import compile, evaluate, examples, health, share, train
+from .api.deps import Services
 from .cache import ResponseCache
 from .jobs import JobManager
 from .settings import Settings
@@ -37,12 +38,13 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        app.state.pool = EvaluationPool(settings.workers, settings.eval_seconds, settings.queue_seconds)
-        app.state.store = ShareStore(settings.data_dir / "links.sqlite3")
-        app.state.cache = ResponseCache()
-        app.state.jobs = JobManager("server.train_job.run", settings.train_jobs, settings.train_queue,
-                                    settings.train_seconds)
-        await app.state.pool.start()
+        svc = Services(settings=settings,
+                       pool=EvaluationPool(settings.workers, settings.eval_seconds, settings.queue_seconds),
+                       store=ShareStore(settings.data_dir / "links.sqlite3"), cache=ResponseCache(),
+                       jobs=JobManager("server.train_job.run", settings.train_jobs, settings.train_queue,
+                                       settings.train_seconds))
+        app.state.services = svc
+        await svc.pool.start()
         # the server's long-lived objects (app, routes, models) never need collecting: freeze them, and
         # collect the young generation less often, so that no request waits for a long collection
         gc.collect()
@@ -51,9 +53,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
-            await app.state.jobs.close()
-            await app.state.pool.close()
-            app.state.store.close()
+            await svc.jobs.close()
+            await svc.pool.close()
+            svc.store.close()
 
     app = FastAPI(
         title="rasplay", version="0.1.0", lifespan=lifespan,

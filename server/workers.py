@@ -3,7 +3,8 @@
 Each evaluation runs in one of a fixed set of worker processes, off the event loop. A worker that
 runs past the time limit is killed (SIGKILL) and replaced, so a hung or heavy program really stops
 and never blocks the others. Workers return the response already serialised as JSON bytes, so the
-event loop only moves bytes.
+event loop only moves bytes, and they take requests from a short pipeline so that they are never
+idle waiting for a busy event loop.
 """
 from __future__ import annotations
 
@@ -12,10 +13,15 @@ import gc
 import multiprocessing as mp
 import os
 import time
-from dataclasses import dataclass
+from collections import deque
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 import orjson
+
+
+PIPELINE_BYTES = 64 * 1024   # at most this much waiting in a busy worker's socket
+WATCH_INTERVAL = 0.05        # how often the watchdog looks for requests past their time limit
 
 
 class EvaluationTimeout(Exception):
@@ -140,27 +146,48 @@ def _worker_main(conn: Connection) -> None:
 
 
 @dataclass(eq=False)
+class _Call:
+    message: bytes
+    future: asyncio.Future
+    limit: float
+
+
+@dataclass(eq=False)
 class _Worker:
     process: mp.Process
     conn: Connection
-    pending: asyncio.Future | None = None
+    calls: deque = field(default_factory=deque)   # sent, not yet answered; the worker takes them in order
+    head_started: float = 0.0                      # when the worker started the first of them
+
+    def queued_bytes(self) -> int:
+        return sum(len(c.message) for c in self.calls)
 
 
 class EvaluationPool:
-    def __init__(self, size: int, timeout: float, queue_timeout: float):
+    """Workers take their requests in order from a short pipeline (up to `depth` each), so they never
+    wait for the event loop between two requests; the first request of a worker's pipeline is the one
+    running, and the watchdog kills the worker when it runs past its time limit. The requests queued
+    behind it go to other workers."""
+
+    def __init__(self, size: int, timeout: float, queue_timeout: float, depth: int = 4):
         self.size = size
         self.timeout = timeout
         self.queue_timeout = queue_timeout
+        self.depth = depth
         self._ctx = mp.get_context("spawn")
-        self._idle: asyncio.Queue[_Worker] = asyncio.Queue()
-        self._all: set[_Worker] = set()
+        self._all: list[_Worker] = []
+        self._slot_free = asyncio.Event()
         self._closing = False
+        self._watchdog: asyncio.Task | None = None
 
     async def start(self) -> None:
         await asyncio.gather(*(self._add_worker() for _ in range(self.size)))
+        self._watchdog = asyncio.get_running_loop().create_task(self._watch())
 
     async def close(self) -> None:
         self._closing = True
+        if self._watchdog is not None:
+            self._watchdog.cancel()
         for w in list(self._all):
             self._kill(w)
 
@@ -188,21 +215,105 @@ class EvaluationPool:
         # uvloop makes watched descriptors non-blocking; a reply larger than the socket buffer is then
         # read in pieces. Blocking reads of a message the worker is writing in full are brief and whole.
         os.set_blocking(worker.conn.fileno(), True)
-        self._all.add(worker)
-        self._idle.put_nowait(worker)
+        self._all.append(worker)
+        self._free_slot()
+
+    def _free_slot(self) -> None:
+        self._slot_free.set()
+        self._slot_free = asyncio.Event()
+
+    # ---------------------------------------------------------------- sending and receiving
+
+    def _pick(self, message: bytes) -> _Worker | None:
+        """The least busy worker that can take `message` now: a short pipeline, and never more than
+        PIPELINE_BYTES waiting in its socket (so that a send cannot block the event loop)."""
+        best = None
+        for w in self._all:
+            if len(w.calls) >= self.depth or (w.calls and w.queued_bytes() + len(message) > PIPELINE_BYTES):
+                continue
+            if best is None or len(w.calls) < len(best.calls):
+                best = w
+        return best
+
+    async def _dispatch(self, call: _Call, deadline: float) -> None:
+        while True:
+            worker = self._pick(call.message)
+            if worker is not None:
+                break
+            waiter = self._slot_free
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise PoolBusy()
+            try:
+                await asyncio.wait_for(waiter.wait(), remaining)
+            except asyncio.TimeoutError:
+                raise PoolBusy() from None
+        if not worker.calls:
+            worker.head_started = time.monotonic()
+        worker.calls.append(call)
+        try:
+            worker.conn.send_bytes(call.message)
+        except OSError as e:  # the worker died: its calls fail or move
+            self._lost(worker, WorkerFailed(f"an evaluation worker died ({e!r})"))
 
     def _on_readable(self, worker: _Worker) -> None:
-        """A worker's reply (or its death) arrived: hand it to the request waiting for it."""
+        """Replies (or the worker's death) arrived: hand them to the requests waiting, in order."""
+        while True:
+            try:
+                reply = worker.conn.recv_bytes()
+            except (EOFError, OSError) as e:
+                self._lost(worker, WorkerFailed(f"an evaluation worker died ({e!r})"))
+                return
+            if worker.calls:
+                call = worker.calls.popleft()
+                if not call.future.done():
+                    call.future.set_result(reply)
+            worker.head_started = time.monotonic()
+            self._free_slot()
+            try:
+                if not worker.conn.poll(0):
+                    return
+            except (OSError, ValueError):
+                return
+
+    # ---------------------------------------------------------------- time limits and failures
+
+    async def _watch(self) -> None:
+        while not self._closing:
+            await asyncio.sleep(WATCH_INTERVAL)
+            now = time.monotonic()
+            for worker in list(self._all):
+                if worker.calls and now - worker.head_started > worker.calls[0].limit:
+                    self._lost(worker, EvaluationTimeout())
+
+    def _lost(self, worker: _Worker, error: Exception) -> None:
+        """Kill `worker` (past its time limit, or dead): its running call fails with `error`; the calls
+        queued behind it never started and go to other workers; a new worker takes its place."""
+        if worker not in self._all:
+            return
+        self._kill(worker)
+        calls = list(worker.calls)
+        worker.calls.clear()
+        if calls and not calls[0].future.done():
+            calls[0].future.set_exception(error)
+        loop = asyncio.get_running_loop()
+        for call in calls[1:]:
+            if not call.future.done():
+                loop.create_task(self._redispatch(call))
+        if not self._closing:
+            loop.create_task(self._add_worker())
+        self._free_slot()
+
+    async def _redispatch(self, call: _Call) -> None:
         try:
-            reply = worker.conn.recv_bytes()
-        except (EOFError, OSError) as e:
-            asyncio.get_running_loop().remove_reader(worker.conn.fileno())
-            reply = e
-        if worker.pending is not None and not worker.pending.done():
-            worker.pending.set_result(reply)
+            await self._dispatch(call, time.monotonic() + self.queue_timeout)
+        except PoolBusy as e:
+            if not call.future.done():
+                call.future.set_exception(e)
 
     def _kill(self, worker: _Worker) -> None:
-        self._all.discard(worker)
+        if worker in self._all:
+            self._all.remove(worker)
         try:
             asyncio.get_running_loop().remove_reader(worker.conn.fileno())
         except (OSError, ValueError, RuntimeError):
@@ -214,40 +325,23 @@ class EvaluationPool:
         except (OSError, ValueError):
             pass
 
+    # ---------------------------------------------------------------- the public call
+
     async def run(self, kind: str, payload: dict, timeout: float | None = None, message: bytes | None = None) -> bytes:
         """The JSON bytes of the work's result (raw bytes for binary results). Raises PoolBusy,
         EvaluationTimeout or WorkerFailed. `timeout` overrides the pool's time limit for this call;
         `message` is orjson.dumps([kind, payload]) when the caller has it already."""
-        message = message or encode_message(kind, payload)
-        try:
-            worker = await asyncio.wait_for(self._idle.get(), self.queue_timeout)
-        except asyncio.TimeoutError:
-            raise PoolBusy() from None
-        worker.pending = asyncio.get_running_loop().create_future()
-        try:
-            worker.conn.send_bytes(message or encode_message(kind, payload))
-            reply = await asyncio.wait_for(worker.pending, timeout or self.timeout)
-        except asyncio.TimeoutError:
-            self._replace(worker)
-            raise EvaluationTimeout() from None
-        except (EOFError, OSError, asyncio.CancelledError):
-            self._replace(worker)
-            raise
-        if isinstance(reply, Exception):
-            self._replace(worker)
-            raise WorkerFailed(f"an evaluation worker died ({reply!r})")
-        worker.pending = None
-        self._idle.put_nowait(worker)
+        call = _Call(message or encode_message(kind, payload), asyncio.get_running_loop().create_future(),
+                     timeout or self.timeout)
+        await self._dispatch(call, time.monotonic() + self.queue_timeout)
+        # a request whose client goes away stays in its worker's pipeline and finishes there (bounded
+        # by the time limit); its reply is dropped
+        reply = await call.future
         if reply[:2] == b"to":
             raise EvaluationTimeout(reply[2:].decode())
         if reply[:2] != b"ok":
             raise WorkerFailed(reply[2:].decode(errors="replace"))
         return reply[2:]
-
-    def _replace(self, worker: _Worker) -> None:
-        self._kill(worker)
-        if not self._closing:
-            asyncio.get_running_loop().create_task(self._add_worker())
 
     def alive(self) -> int:
         return sum(1 for w in self._all if w.process.is_alive())

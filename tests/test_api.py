@@ -1,5 +1,4 @@
 """The REST API over real HTTP (uvicorn on a loopback port): every route, every error case."""
-import json
 import threading
 import time
 

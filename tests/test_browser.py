@@ -9,7 +9,6 @@ from contextlib import contextmanager
 import shutil
 import time
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 

@@ -277,7 +277,6 @@ def _categorical_units(units: _Units, out: _Output, cat: list):
 
 
 def _numerical_units(units: _Units, out: _Output, domain, cat: list, num: list, nodes: list, virtual: dict) -> str:
-    d = units.d
     P = domain.size
     k = len(cat)
     if cat:

@@ -10,7 +10,6 @@ import math
 import time
 from typing import Callable
 
-import numpy as np
 import torch
 import torch.nn.functional as F
 

@@ -13,10 +13,8 @@ from fastapi.responses import Response
 
 from ..errors import ApiError
 from ..schemas import ERROR_RESPONSES, CompiledModelSummary, CompileRequest, RunRequest, SoftStudyRequest
-from ..settings import Settings
 from ..store import ShareStore
-from ..workers import EvaluationPool
-from .deps import get_pool, get_settings, get_store
+from .deps import Services, services
 from .evaluate import check_source, run_in_pool
 
 router = APIRouter(tags=["compile"])
@@ -43,11 +41,11 @@ async def _model(model_id: str, store: ShareStore) -> dict:
 
 @router.post("/compile", response_model=CompiledModelSummary, responses=RESPONSES,
              summary="Compile a program to transformer weights")
-async def compile_program(req: CompileRequest, settings: Settings = Depends(get_settings),
-                          pool: EvaluationPool = Depends(get_pool), store: ShareStore = Depends(get_store)):
+async def compile_program(req: CompileRequest, svc: Services = Depends(services)):
     """Builds a transformer whose forward pass on "BOS + input" reproduces the evaluator's value of the
     output s-op exactly, for every input over `vocab` of length 1..max_len. A program the compiler
     cannot take is a 422 naming the construct and its line."""
+    settings, pool, store = svc.settings, svc.pool, svc.store
     check_source(req.source, settings)
     vocab = list(req.vocab) if isinstance(req.vocab, str) else req.vocab
     if not vocab or len(vocab) > settings.compile_max_vocab:
@@ -63,8 +61,8 @@ async def compile_program(req: CompileRequest, settings: Settings = Depends(get_
 @router.post("/models/{model_id}/run", responses=MODEL_RESPONSES, summary="Run a compiled model",
              response_description="outputs, expected values, agreement, every head's attention (BOS first), "
                                   "and every residual block decoded at every stage")
-async def run_model(req: RunRequest, model_id: str = Path(pattern=MODEL_ID), settings: Settings = Depends(get_settings),
-                    pool: EvaluationPool = Depends(get_pool), store: ShareStore = Depends(get_store)) -> dict:
+async def run_model(req: RunRequest, model_id: str = Path(pattern=MODEL_ID), svc: Services = Depends(services)) -> dict:
+    settings, pool, store = svc.settings, svc.pool, svc.store
     if len(req.inputs) > settings.max_inputs:
         raise ApiError(422, "limit", f"{len(req.inputs)} inputs; the limit is {settings.max_inputs} per request")
     spec = await _model(model_id, store)
@@ -77,8 +75,8 @@ async def run_model(req: RunRequest, model_id: str = Path(pattern=MODEL_ID), set
              response_description="the smallest exact beta (overall and per length), per-head uniform/tieless, "
                                   "and agreement and max error as functions of beta and n")
 async def soft_study(req: SoftStudyRequest, model_id: str = Path(pattern=MODEL_ID),
-                     settings: Settings = Depends(get_settings), pool: EvaluationPool = Depends(get_pool),
-                     store: ShareStore = Depends(get_store)) -> dict:
+                     svc: Services = Depends(services)) -> dict:
+    settings, pool, store = svc.settings, svc.pool, svc.store
     spec = await _model(model_id, store)
     options = req.model_dump(exclude_none=True)
     body = await run_in_pool(pool, "model_soft", {"id": model_id, "spec": spec, "options": options}, settings,
@@ -91,8 +89,8 @@ async def soft_study(req: SoftStudyRequest, model_id: str = Path(pattern=MODEL_I
                                                                              "plus the config as JSON"},
                                                         **MODEL_RESPONSES},
             response_class=Response, summary="Download a compiled model's weights")
-async def weights(model_id: str = Path(pattern=MODEL_ID), settings: Settings = Depends(get_settings),
-                  pool: EvaluationPool = Depends(get_pool), store: ShareStore = Depends(get_store)):
+async def weights(model_id: str = Path(pattern=MODEL_ID), svc: Services = Depends(services)):
+    settings, pool, store = svc.settings, svc.pool, svc.store
     spec = await _model(model_id, store)
     body = await run_in_pool(pool, "model_npz", {"id": model_id, "spec": spec}, settings, settings.compile_seconds)
     if body[:1] == b"{":  # a compile error comes back as JSON

@@ -1,25 +1,27 @@
-"""FastAPI dependencies: settings, the evaluation pool and the share store live on app.state."""
+"""The FastAPI dependency of every router: the server's services (settings, evaluation pool, share
+store, response cache, training jobs), created with the app and kept on app.state. One dependency,
+resolved once per request."""
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from fastapi import Request
 
 from ..cache import ResponseCache
+from ..jobs import JobManager
 from ..settings import Settings
 from ..store import ShareStore
 from ..workers import EvaluationPool
 
 
-async def get_settings(request: Request) -> Settings:
-    return request.app.state.settings
+@dataclass
+class Services:
+    settings: Settings
+    pool: EvaluationPool
+    store: ShareStore
+    cache: ResponseCache
+    jobs: JobManager
 
 
-async def get_pool(request: Request) -> EvaluationPool:
-    return request.app.state.pool
-
-
-async def get_store(request: Request) -> ShareStore:
-    return request.app.state.store
-
-
-async def get_cache(request: Request) -> ResponseCache:
-    return request.app.state.cache
+async def services(request: Request) -> Services:
+    return request.app.state.services

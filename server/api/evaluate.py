@@ -10,8 +10,7 @@ from ..errors import ApiError
 from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
 from ..settings import Settings
 from ..workers import EvaluationPool, EvaluationTimeout, NotEncodable, PoolBusy, WorkerFailed, encode_message
-from ..cache import ResponseCache
-from .deps import get_cache, get_pool, get_settings
+from .deps import Services, services
 
 router = APIRouter(tags=["evaluate"])
 RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}}
@@ -74,11 +73,11 @@ def message_for(kind: str, payload: dict) -> bytes:
 
 @router.post("/evaluate", response_model=EvaluationDocument, responses=RESPONSES,
              summary="Evaluate a RASP program on inputs")
-async def evaluate(req: EvaluateRequest, settings: Settings = Depends(get_settings),
-                   pool: EvaluationPool = Depends(get_pool), cache: ResponseCache = Depends(get_cache)):
+async def evaluate(req: EvaluateRequest, svc: Services = Depends(services)):
     """The evaluation document: every s-op's and selector's values per input, the layer/head analysis
     and the program's diagnostics (with line and column). Program errors are diagnostics, not HTTP
     errors; requests over a limit or the time limit are 422s."""
+    settings, cache = svc.settings, svc.cache
     check_source(req.source, settings)
     check_inputs(req, settings)
     payload = {"source": req.source, "inputs": list(req.inputs), "names": req.names,
@@ -86,21 +85,21 @@ async def evaluate(req: EvaluateRequest, settings: Settings = Depends(get_settin
     key = message_for("evaluate", payload)   # the cache key is also the message to the worker
     body = cache.get(key)
     if body is None:
-        body = await run_in_pool(pool, "evaluate", payload, settings, message=key)
+        body = await run_in_pool(svc.pool, "evaluate", payload, settings, message=key)
         cache.put(key, body)
     return Response(body, media_type="application/json")
 
 
 @router.post("/analyze", response_model=AnalysisDocument, responses=RESPONSES,
              summary="Layers, heads and the dependency graph of a program")
-async def analyze(req: AnalyzeRequest, settings: Settings = Depends(get_settings),
-                  pool: EvaluationPool = Depends(get_pool), cache: ResponseCache = Depends(get_cache)):
+async def analyze(req: AnalyzeRequest, svc: Services = Depends(services)):
     """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
+    settings, cache = svc.settings, svc.cache
     check_source(req.source, settings)
     payload = {"source": req.source, "output": req.output, "limits": settings.engine_limits_json()}
     key = message_for("analyze", payload)
     body = cache.get(key)
     if body is None:
-        body = await run_in_pool(pool, "analyze", payload, settings, message=key)
+        body = await run_in_pool(svc.pool, "analyze", payload, settings, message=key)
         cache.put(key, body)
     return Response(body, media_type="application/json")

@@ -20,7 +20,8 @@ def _version() -> str:
 
 @router.get("/health", response_model=Health, summary="Is the server up, and with which limits")
 async def health(request: Request):
-    settings = request.app.state.settings
+    svc = request.app.state.services
+    settings = svc.settings
     limits = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "cors_origins")}
-    return {"status": "ok", "version": _version(), "workers": request.app.state.pool.alive(), "limits": limits,
-            "training": request.app.state.jobs.stats()}
+    return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
+            "training": svc.jobs.stats()}

@@ -8,18 +8,18 @@ from fastapi.responses import RedirectResponse
 from ..errors import ApiError
 from ..links import link_fragment
 from ..schemas import ERROR_RESPONSES, ShareRequest, ShareResponse
-from ..settings import Settings
-from ..store import ID_PATTERN, ShareStore, canonical
-from .deps import get_settings, get_store
+from ..store import ID_PATTERN, canonical
+from .deps import Services, services
 
 router = APIRouter(tags=["share"])
 redirects = APIRouter(tags=["share"])
 
 
 @router.post("/share", response_model=ShareResponse, responses=ERROR_RESPONSES, summary="Make a short link")
-async def share(req: ShareRequest, settings: Settings = Depends(get_settings), store: ShareStore = Depends(get_store)):
+async def share(req: ShareRequest, svc: Services = Depends(services)):
     """Stores the state (content-addressed: the same state always gets the same id) and returns
     the short link. The state needs a `source` string; inputs are strings or lists of numbers."""
+    settings, store = svc.settings, svc.store
     state = req.state
     if not isinstance(state.get("source"), str):
         raise ApiError(422, "validation", "state.source must be a string (the program)")
@@ -38,8 +38,8 @@ async def share(req: ShareRequest, settings: Settings = Depends(get_settings), s
                responses={302: {"description": "Redirect to /#v1=… with the shared state"},
                           404: ERROR_RESPONSES[422] | {"description": "No such link"}, 422: ERROR_RESPONSES[422]},
                summary="Open a short link")
-async def open_link(link_id: str = Path(pattern=ID_PATTERN), store: ShareStore = Depends(get_store)):
-    state = await run_in_threadpool(store.get, link_id)
+async def open_link(link_id: str = Path(pattern=ID_PATTERN), svc: Services = Depends(services)):
+    state = await run_in_threadpool(svc.store.get, link_id)
     if state is None:
         raise ApiError(404, "not_found", f"no shared link '{link_id}'")
     return RedirectResponse("/#" + link_fragment(state), status_code=302)

@@ -5,26 +5,19 @@ from __future__ import annotations
 import json
 
 import orjson
-from fastapi import APIRouter, Depends, Header, Path, Query, Request
+from fastapi import APIRouter, Depends, Header, Path, Query
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
 from ..errors import ApiError
 from ..jobs import JobManager, QueueFull, follow
 from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainRequest
-from ..settings import Settings
-from ..workers import EvaluationPool
-from ..store import ShareStore
-from .deps import get_pool, get_settings, get_store
+from .deps import Services, services
 from .evaluate import check_source, run_in_pool
 
 router = APIRouter(tags=["train"])
 JOB_ID = r"^[0-9a-f]{12}$"
 NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ERROR_RESPONSES[422]}
-
-
-async def get_jobs(request: Request) -> JobManager:
-    return request.app.state.jobs
 
 
 def _job_or_404(jobs: JobManager, job_id: str):
@@ -44,11 +37,11 @@ def torch_available() -> bool:
              responses={**ERROR_RESPONSES, 429: ERROR_RESPONSES[422] | {"description": "The job queue is full"},
                         501: ERROR_RESPONSES[422] | {"description": "PyTorch is not installed on the server"},
                         503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}})
-async def start(req: TrainRequest, settings: Settings = Depends(get_settings), pool: EvaluationPool = Depends(get_pool),
-                jobs: JobManager = Depends(get_jobs), store: ShareStore = Depends(get_store)):
+async def start(req: TrainRequest, svc: Services = Depends(services)):
     """Trains an encoder-only transformer on the task of the program's output s-op (layers and heads
     default to the program's analysis) in a worker process at low priority. Jobs run one per two
     cores, a few wait, more are refused with 429; each has the server's time limit."""
+    settings, pool, store, jobs = svc.settings, svc.pool, svc.store, svc.jobs
     if not torch_available():
         raise ApiError(501, "unavailable", "training needs PyTorch on the server: pip install -e '.[train]'")
     check_source(req.source, settings)
@@ -73,14 +66,14 @@ async def start(req: TrainRequest, settings: Settings = Depends(get_settings), p
 
 
 @router.get("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="A training job and its result")
-async def status(job_id: str = Path(pattern=JOB_ID), jobs: JobManager = Depends(get_jobs)):
-    return _job_or_404(jobs, job_id).public()
+async def status(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(services)):
+    return _job_or_404(svc.jobs, job_id).public()
 
 
 @router.delete("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="Cancel a training job")
-async def cancel(job_id: str = Path(pattern=JOB_ID), jobs: JobManager = Depends(get_jobs)):
-    job = _job_or_404(jobs, job_id)
-    jobs.cancel(job)
+async def cancel(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(services)):
+    job = _job_or_404(svc.jobs, job_id)
+    svc.jobs.cancel(job)
     return job.public()
 
 
@@ -89,8 +82,8 @@ async def cancel(job_id: str = Path(pattern=JOB_ID), jobs: JobManager = Depends(
                              "description": "`event: progress` per step report (id = its index), then `event: done` "
                                             "with the final status"}, **NOT_FOUND})
 async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0, alias="from"),
-                 last_event_id: str | None = Header(None), jobs: JobManager = Depends(get_jobs)):
-    job = _job_or_404(jobs, job_id)
+                 last_event_id: str | None = Header(None), svc: Services = Depends(services)):
+    job = _job_or_404(svc.jobs, job_id)
     if last_event_id and last_event_id.isdigit():
         start = max(start, int(last_event_id) + 1)
 
@@ -107,12 +100,11 @@ async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0,
 
 @router.post("/overlay", response_model=Overlay, responses={**ERROR_RESPONSES, 503: ERROR_RESPONSES[422]},
              summary="Lay attention maps from another tool over the program's selectors")
-async def overlay(req: OverlayRequest, settings: Settings = Depends(get_settings),
-                  pool: EvaluationPool = Depends(get_pool)):
+async def overlay(req: OverlayRequest, svc: Services = Depends(services)):
     """Scores every head of the imported maps against every selector of the program (mean attention
     mass on the selected keys per query row) and pairs them per layer, as for trained models."""
-    check_source(req.source, settings)
-    checked = orjson.loads(await run_in_pool(pool, "overlay", req.model_dump(), settings))
+    check_source(req.source, svc.settings)
+    checked = orjson.loads(await run_in_pool(svc.pool, "overlay", req.model_dump(), svc.settings))
     if not checked["ok"]:
         raise ApiError(422, "validation", checked["message"])
     return checked["overlay"]
