@@ -1,5 +1,6 @@
 """The evaluation pool itself: pipelining, the hard time limit, requests queued behind a hung one."""
 import asyncio
+import concurrent.futures
 import time
 
 import orjson
@@ -9,7 +10,9 @@ from server.workers import EvaluationPool, EvaluationTimeout
 
 
 def run(coro):
-    return asyncio.run(coro)
+    """asyncio.run in a thread of its own (Playwright's sync API may hold this thread's event loop)."""
+    with concurrent.futures.ThreadPoolExecutor(1) as executor:
+        return executor.submit(asyncio.run, coro).result()
 
 
 def test_requests_queued_behind_a_hung_one_move_to_a_new_worker():
