@@ -7,8 +7,10 @@ def check(spec: dict) -> dict:
     """Validate a training request without torch (in an evaluation worker): the options, the program
     and its output s-op. Raises TrainError with a message for the user."""
     from engine.train import TrainConfig, load_task
+    from engine.train.data import check_vocab
 
     config = TrainConfig.from_dict({k: v for k, v in spec["config"].items()})
+    check_vocab(config.vocab)
     task = load_task(spec["source"], config.output)
     return {"output": task.output, "layers": task.layers, "heads_per_layer": task.heads_per_layer}
 

@@ -93,6 +93,9 @@ def test_bad_training_requests(train_server):
         assert r.status_code == 422 and "min_len" in r.json()["error"]["message"]
         r = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "layers": 99})
         assert r.status_code == 422
+        for vocab in ("", "aa", [1, "a"]):   # checked before a job is queued
+            r = c.post("/api/v1/train", json={"source": HIST, "vocab": vocab})
+            assert r.status_code == 422, vocab
         assert c.get("/api/v1/train/0123456789ab").status_code == 404
         assert c.get("/api/v1/train/not-a-job").status_code == 422
         assert c.get("/api/v1/train/0123456789ab/events").status_code == 404
