@@ -20,9 +20,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from engine.train import train  # noqa: E402
-from engine.train.data import load_task  # noqa: E402
-from engine.train.model import ModelConfig, Transformer  # noqa: E402
+from rasplay.engine.train import train  # noqa: E402
+from rasplay.engine.train.data import load_task  # noqa: E402
+from rasplay.engine.train.model import ModelConfig, Transformer  # noqa: E402
 
 VOCAB = "abcdefgh"
 COMMON = {"vocab": VOCAB, "min_len": 1, "max_len": 16, "seed": 0, "batch_size": 64, "lr": 1e-3, "bos": True}

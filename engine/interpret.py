@@ -12,6 +12,7 @@ import math
 import operator
 import time
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from typing import Any, Callable
 
@@ -20,10 +21,24 @@ from .lang import ast
 from .lang.errors import RaspError, Span, a_type, diagnostic, type_name
 from .lang.parser import parse
 from .limits import DEFAULT_LIMITS, Limits
-from .program import (Aggregate, Full, Graph, IndicesInput, Map, Select, SelectAnd, Selector,
-                      SelectNot, SelectOr, SelectorWidth, SequenceMap, SOp, TokensInput)
+from .program import (
+    Aggregate,
+    Full,
+    Graph,
+    IndicesInput,
+    Map,
+    Select,
+    SelectAnd,
+    SelectNot,
+    SelectOr,
+    Selector,
+    SelectorWidth,
+    SequenceMap,
+    SOp,
+    TokensInput,
+)
 
-LIBRARY_PATH = Path(__file__).with_name("library.rasp")
+LIBRARY_RESOURCE = ("rasplay.engine", "library.rasp")
 ATOM_TYPES = (bool, int, float, str)
 
 
@@ -752,7 +767,8 @@ BUILTINS: dict[str, Callable] = {
 
 @functools.lru_cache(maxsize=1)
 def _library_program() -> ast.Program:
-    program = parse(LIBRARY_PATH.read_text(encoding="utf-8"), "<library>")
+    program = parse(resources.files(LIBRARY_RESOURCE[0]).joinpath(LIBRARY_RESOURCE[1]).read_text(encoding="utf-8"),
+                    "<library>")
     if program.syntax_errors:
         raise RuntimeError(f"library.rasp: {program.syntax_errors[0]}")
     return program

@@ -5,12 +5,13 @@ from __future__ import annotations
 import functools
 import gc
 from contextlib import asynccontextmanager
+from importlib import resources
 from pathlib import Path
 
 from fastapi import FastAPI, Request
-from fastapi.routing import APIRoute
 from fastapi.middleware.cors import CORSMiddleware
 from fastapi.responses import FileResponse, Response
+from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from . import errors
@@ -22,7 +23,7 @@ from .settings import Settings
 from .store import ShareStore
 from .workers import EvaluationPool
 
-WEB_DIR = Path(__file__).resolve().parent.parent / "web"
+WEB_DIR = Path(str(resources.files("rasplay.web")))
 API_PREFIX = "/api/v1"
 
 
@@ -41,7 +42,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         svc = Services(settings=settings,
                        pool=EvaluationPool(settings.workers, settings.eval_seconds, settings.queue_seconds),
                        store=ShareStore(settings.data_dir / "links.sqlite3"), cache=ResponseCache(),
-                       jobs=JobManager("server.train_job.run", settings.train_jobs, settings.train_queue,
+                       jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
                                        settings.train_seconds))
         app.state.services = svc
         await svc.pool.start()

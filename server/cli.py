@@ -28,7 +28,7 @@ def _print_diagnostics(path: str, diagnostics: list[dict]) -> None:
 
 
 def cmd_eval(args) -> int:
-    import engine
+    from rasplay import engine
     from .text_display import render
 
     source, load_dirs = _read_program(args.file)
@@ -93,7 +93,7 @@ def _print_matches(matches: list[dict]) -> None:
 def cmd_train(args) -> int:
     import signal
 
-    from engine.train import TrainError, overlay_imported, read_attention, torch_available
+    from rasplay.engine.train import TrainError, overlay_imported, read_attention, torch_available
 
     source, load_dirs = _read_program(args.file)
     try:
@@ -107,9 +107,9 @@ def cmd_train(args) -> int:
                 _print_matches(doc["matches"])
             return 0
         if not torch_available():
-            print("rasplay: training needs PyTorch: pip install -e '.[train]'", file=sys.stderr)
+            print("rasplay: training needs PyTorch: pip install 'rasplay[train]'", file=sys.stderr)
             return 1
-        from engine.train import TrainConfig, train
+        from rasplay.engine.train import TrainConfig, train
 
         options = dict(vocab=_parse_vocab(args.vocab), output=args.output, min_len=args.min_len,
                        max_len=args.max_len, bos=not args.no_bos, layers=args.layers, heads=args.heads,
@@ -184,7 +184,7 @@ def _print_error(path: str, e) -> None:
 
 
 def cmd_compile(args) -> int:
-    import engine
+    from rasplay import engine
 
     source, load_dirs = _read_program(args.file)
     try:

@@ -12,9 +12,10 @@ from __future__ import annotations
 import functools
 import re
 from dataclasses import asdict, dataclass, field
+from importlib import resources
 from pathlib import Path
 
-EXAMPLES_DIR = Path(__file__).resolve().parent.parent / "examples"
+EXAMPLES_DIR = Path(str(resources.files("rasplay.examples")))
 _KEY = re.compile(r"^#\s*([a-z_]+):\s?(.*)$")
 ID_PATTERN = r"^[a-z0-9_]+$"
 

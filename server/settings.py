@@ -6,7 +6,7 @@ import os
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from engine import Limits
+from rasplay.engine import Limits
 
 
 def default_data_dir() -> Path:

@@ -6,8 +6,8 @@ from __future__ import annotations
 def check(spec: dict) -> dict:
     """Validate a training request without torch (in an evaluation worker): the options, the program
     and its output s-op. Raises TrainError with a message for the user."""
-    from engine.train import TrainConfig, load_task
-    from engine.train.data import check_vocab
+    from rasplay.engine.train import TrainConfig, load_task
+    from rasplay.engine.train.data import check_vocab
 
     config = TrainConfig.from_dict({k: v for k, v in spec["config"].items()})
     check_vocab(config.vocab)
@@ -19,7 +19,7 @@ def compiled_init(init: dict, directory: str) -> str:
     """Compile the model to start from and write its weights where the trainer can load them."""
     import os
 
-    import engine
+    from rasplay import engine
 
     spec = init["spec"]
     model = engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec["max_len"],
@@ -34,7 +34,7 @@ def run(spec: dict, emit, should_stop) -> dict:
     a compiled model's weights."""
     import tempfile
 
-    from engine.train import train
+    from rasplay.engine.train import train
 
     with tempfile.TemporaryDirectory(prefix="rasplay-train-") as directory:
         init = compiled_init(spec["init"], directory) if spec.get("init") else None

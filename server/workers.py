@@ -52,7 +52,7 @@ _MODELS: "dict[str, object]" = {}   # this worker's compiled models, by id (a sm
 
 
 def _compiled(model_id: str, spec: dict):
-    import engine
+    from rasplay import engine
 
     model = _MODELS.pop(model_id, None) or engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"],
                                                           max_len=spec["max_len"], bos=spec.get("bos", "<bos>"))
@@ -66,7 +66,7 @@ def _compile_work(kind: str, payload: dict):
     """Compiler work; a RaspError (a program the compiler cannot take, a bad input) is the user's."""
     import io
 
-    from engine import RaspError
+    from rasplay.engine import RaspError
 
     try:
         model = _compiled(payload["id"], payload["spec"])
@@ -89,7 +89,7 @@ def _compile_work(kind: str, payload: dict):
 
 
 def _work(kind: str, payload: dict):
-    import engine
+    from rasplay import engine
 
     if kind in ("compile", "model_run", "model_soft", "model_npz"):
         return _compile_work(kind, payload)
@@ -101,13 +101,13 @@ def _work(kind: str, payload: dict):
     if kind == "analyze":
         return engine.analyze(**payload)
     if kind == "overlay":
-        from engine.train import TrainError, overlay_imported
+        from rasplay.engine.train import TrainError, overlay_imported
         try:
             return {"ok": True, "overlay": overlay_imported(payload["source"], payload["maps"], payload.get("output"))}
         except TrainError as e:
             return {"ok": False, "message": str(e)}
     if kind == "train_check":
-        from engine.train import TrainError
+        from rasplay.engine.train import TrainError
 
         from .train_job import check
         try:
@@ -121,7 +121,7 @@ def _work(kind: str, payload: dict):
 
 
 def _worker_main(conn: Connection) -> None:
-    import engine  # noqa: F401  (import once, before the first request)
+    from rasplay import engine  # noqa: F401  (import once, before the first request)
 
 
     engine.evaluate("x = length;", ["ab"])  # warm the parser and library caches

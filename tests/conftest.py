@@ -1,6 +1,6 @@
 import pytest
 
-import engine
+from rasplay import engine
 
 
 def values(source: str, inputs, name: str, **kw):

@@ -28,11 +28,11 @@ class LiveServer:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         if settings is None:
-            cmd = [sys.executable, "-m", "server.cli", "serve", "--port", str(self.port),
+            cmd = [sys.executable, "-m", "rasplay.server.cli", "serve", "--port", str(self.port),
                    "--data-dir", str(data_dir), *args]
         else:
-            code = ("import uvicorn; from pathlib import Path; from server.app import create_app; "
-                    "from server.settings import Settings; "
+            code = ("import uvicorn; from pathlib import Path; from rasplay.server.app import create_app; "
+                    "from rasplay.server.settings import Settings; "
                     f"uvicorn.run(create_app(Settings(data_dir=Path({str(data_dir)!r}), {settings})), "
                     f"host='127.0.0.1', port={self.port}, log_level='warning')")
             cmd = [sys.executable, "-c", code]

@@ -5,8 +5,8 @@ import time
 import httpx
 import pytest
 
-from server.links import decode_state
-from server.examples import load_examples
+from rasplay.server.links import decode_state
+from rasplay.server.examples import load_examples
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);\n"
 
@@ -274,7 +274,7 @@ def test_share_links_survive_restart_and_kill_9(tmp_path):
 
 
 def test_repeated_requests_are_answered_from_the_cache():
-    from server.cache import ResponseCache
+    from rasplay.server.cache import ResponseCache
 
     cache = ResponseCache(max_bytes=80, max_item_bytes=60)
     cache.put(b"a", b"x" * 40)

@@ -4,13 +4,13 @@ import subprocess
 import sys
 from pathlib import Path
 
-import engine
+from rasplay import engine
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "server.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "rasplay.server.cli", *args], capture_output=True, text=True,
                           cwd=ROOT, input=stdin, timeout=60)
 
 

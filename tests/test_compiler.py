@@ -5,9 +5,9 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import engine
-from engine import CompileLimits, RaspError
-from server.examples import find_example, load_examples
+from rasplay import engine
+from rasplay.engine import CompileLimits, RaspError
+from rasplay.server.examples import find_example, load_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACR = ROOT / "bench" / "tracr_programs"

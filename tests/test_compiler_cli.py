@@ -6,14 +6,14 @@ from pathlib import Path
 
 import numpy as np
 
-import engine
+from rasplay import engine
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = ROOT / "examples" / "reverse.rasp"
 
 
 def run(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "server.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "rasplay.server.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           input=stdin, timeout=120)
 
 

@@ -2,7 +2,7 @@
 agree with the evaluator on every input up to max_len 4 (wherever the evaluator gives a value)."""
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-import engine
+from rasplay import engine
 
 MAPS = {
     "str": [('{a} == "a"', "bool"), ('{a} != "b"', "bool"), ('"c" if {a} == "a" else {a}', "str"),

@@ -1,8 +1,8 @@
 """Located, clear errors, and the explicit limits (docs/language.md lists the defaults)."""
 import time
 
-import engine
-from engine import Limits
+from rasplay import engine
+from rasplay.engine import Limits
 from conftest import diagnostics, errors
 
 

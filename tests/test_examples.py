@@ -1,8 +1,8 @@
 """Every example evaluates without errors, and gives the outputs worked out by hand."""
 import pytest
 
-import engine
-from server.examples import find_example, load_examples
+from rasplay import engine
+from rasplay.server.examples import find_example, load_examples
 
 # example id -> [(input, {name: expected values})], computed by hand
 HAND_COMPUTED = {

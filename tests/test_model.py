@@ -5,11 +5,11 @@ import json
 import numpy as np
 import pytest
 
-import engine
-from engine.compiler.check import input_ids
-from engine.compiler.soft import exact_at
-from engine.model import Transformer, load_npz
-from server.examples import find_example
+from rasplay import engine
+from rasplay.engine.compiler.check import input_ids
+from rasplay.engine.compiler.soft import exact_at
+from rasplay.engine.model import Transformer, load_npz
+from rasplay.server.examples import find_example
 
 WEIGHT_NAMES = {"tok_emb.weight", "pos_emb.weight", "unembed.weight", "unembed.bias"} | {
     f"layers.{i}.{n}" for i in range(2) for n in

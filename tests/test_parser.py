@@ -1,6 +1,6 @@
 """The front end: grammar, spans, precedence as in the original REPL, syntax errors and recovery."""
-from engine.lang import ast
-from engine.lang.parser import parse
+from rasplay.engine.lang import ast
+from rasplay.engine.lang.parser import parse
 
 from conftest import diagnostics, value
 

@@ -3,8 +3,8 @@ import operator
 
 from hypothesis import given, settings, strategies as st
 
-import engine
-from server.examples import find_example
+from rasplay import engine
+from rasplay.server.examples import find_example
 
 words = st.text(alphabet="abcde", min_size=1, max_size=12)
 int_lists = st.lists(st.integers(-20, 20), min_size=1, max_size=10)

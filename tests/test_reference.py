@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-import engine
+from rasplay import engine
 
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference"
 CASES = json.loads((REFERENCE / "expected.json").read_text())["cases"] if REFERENCE.is_dir() else []

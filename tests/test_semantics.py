@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-import engine
+from rasplay import engine
 from conftest import diagnostics, errors, value, values
 
 

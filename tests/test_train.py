@@ -6,12 +6,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-import engine
+from rasplay import engine
 
 torch = pytest.importorskip("torch")
-from engine.train import (TrainConfig, TrainError, load_task, make_data, train)  # noqa: E402
-from engine.train.model import ModelConfig, Transformer, load_model, model_from_state, save_model  # noqa: E402
-from engine.train.run import attention_maps, extract_attention  # noqa: E402
+from rasplay.engine.train import (TrainConfig, TrainError, load_task, make_data, train)  # noqa: E402
+from rasplay.engine.train.model import ModelConfig, Transformer, load_model, model_from_state, save_model  # noqa: E402
+from rasplay.engine.train.run import attention_maps, extract_attention  # noqa: E402
 
 pytestmark = pytest.mark.train
 ROOT = Path(__file__).resolve().parents[1]

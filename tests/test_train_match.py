@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from engine.train import TrainError, best_pairing, head_scores, overlay_imported, read_attention, validate_attention
+from rasplay.engine.train import TrainError, best_pairing, head_scores, overlay_imported, read_attention, validate_attention
 
 pytestmark = pytest.mark.train
 

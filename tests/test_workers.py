@@ -6,7 +6,7 @@ import time
 import orjson
 import pytest
 
-from server.workers import EvaluationPool, EvaluationTimeout
+from rasplay.server.workers import EvaluationPool, EvaluationTimeout
 
 
 def run(coro):

@@ -8,21 +8,27 @@ from __future__ import annotations
 
 import functools
 import re
-from pathlib import Path
+from importlib import resources
 
 from lark import Lark, Token, Transformer_NonRecursive, v_args
-from lark.exceptions import UnexpectedCharacters, UnexpectedEOF, UnexpectedInput, UnexpectedToken, VisitError
+from lark.exceptions import (
+    UnexpectedCharacters,
+    UnexpectedEOF,
+    UnexpectedInput,
+    UnexpectedToken,
+    VisitError,
+)
 
 from . import ast
 from .errors import RaspError, Span, describe_terminal, describe_token, expected_phrase
 
-GRAMMAR_PATH = Path(__file__).with_name("grammar.lark")
+GRAMMAR_RESOURCE = ("rasplay.engine.lang", "grammar.lark")
 MAX_RECOVERIES = 20
 
 
 @functools.lru_cache(maxsize=1)
 def _lark() -> Lark:
-    return Lark(GRAMMAR_PATH.read_text(), parser="lalr", propagate_positions=True, maybe_placeholders=True)
+    return Lark(resources.files(GRAMMAR_RESOURCE[0]).joinpath(GRAMMAR_RESOURCE[1]).read_text(encoding="utf-8"), parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
 def parse(source: str, source_name: str = "<program>") -> ast.Program:

@@ -1,7 +1,7 @@
 """Training small transformers on a RASP program's task, and laying their attention over its selectors.
 
 The torch-free parts (options, data, matching, imported maps) import without torch; the model, the
-loop and the `train` pipeline need the optional extra: pip install -e '.[train]'.
+loop and the `train` pipeline need the optional extra: pip install 'rasplay[train]'.
 """
 from .config import TrainConfig
 from .data import BOS_TOKEN, Task, TaskData, load_task, make_data, program_on
@@ -29,7 +29,7 @@ def torch_available() -> bool:
 def __getattr__(name):
     if name in _TORCH_NAMES:
         if not torch_available():
-            raise TrainError("training needs PyTorch: pip install -e '.[train]'")
+            raise TrainError("training needs PyTorch: pip install 'rasplay[train]'")
         import importlib
         return getattr(importlib.import_module(f".{_TORCH_NAMES[name]}", __name__), name)
     raise AttributeError(name)

@@ -28,7 +28,7 @@ def _job_or_404(jobs: JobManager, job_id: str):
 
 
 def torch_available() -> bool:
-    from engine.train import torch_available as available
+    from rasplay.engine.train import torch_available as available
 
     return available()
 
@@ -43,7 +43,7 @@ async def start(req: TrainRequest, svc: Services = Depends(services)):
     cores, a few wait, more are refused with 429; each has the server's time limit."""
     settings, pool, store, jobs = svc.settings, svc.pool, svc.store, svc.jobs
     if not torch_available():
-        raise ApiError(501, "unavailable", "training needs PyTorch on the server: pip install -e '.[train]'")
+        raise ApiError(501, "unavailable", "training needs PyTorch on the server: pip install 'rasplay[train]'")
     check_source(req.source, settings)
     config = req.model_dump(exclude={"source", "init_model"}, exclude_none=True)
     budget = min(config.get("time_budget", settings.train_seconds), settings.train_seconds * 0.9)

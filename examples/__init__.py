@@ -1,0 +1,1 @@
+"""The example gallery's RASP programs (package data: loaded with importlib.resources)."""

@@ -1,0 +1,14 @@
+"""rasplay: a visual playground for RASP, the language of "Thinking Like Transformers".
+
+One import name holds everything: `rasplay.engine` (parsing, evaluation, analysis, compiler, training),
+`rasplay.server` (the FastAPI app and the CLI), and the browser app and examples as package data
+(`rasplay.web`, `rasplay.examples`). The engine's public functions are re-exported here:
+
+    import rasplay
+    doc = rasplay.evaluate("r = aggregate(select(indices, length - indices - 1, ==), tokens);", ["hello"])
+"""
+from .engine import *  # noqa: F401,F403
+from .engine import __all__ as _engine_all
+
+__version__ = "0.1.0"
+__all__ = list(_engine_all)

@@ -1,0 +1,1 @@
+"""The browser app (package data: loaded with importlib.resources)."""
