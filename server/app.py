@@ -43,9 +43,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                        pool=EvaluationPool(settings.workers, settings.eval_seconds, settings.queue_seconds),
                        store=ShareStore(settings.data_dir / "links.sqlite3"), cache=ResponseCache(),
                        jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
-                                       settings.train_seconds))
+                                       settings.train_seconds, warm=settings.train_warm))
         app.state.services = svc
         await svc.pool.start()
+        svc.jobs.fill_spares()
         # the server's long-lived objects (app, routes, models) never need collecting: freeze them, and
         # collect the young generation less often, so that no request waits for a long collection
         gc.collect()

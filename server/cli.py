@@ -61,14 +61,24 @@ def cmd_serve(args) -> int:
         max_source_chars=args.max_source_chars, max_body_bytes=args.max_body_bytes,
         cors_origins=tuple(args.cors_origin or ()),
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
-        train_seconds=args.train_seconds,
+        train_seconds=args.train_seconds, train_warm=args.train_warm,
     )
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
-    print(f"rasplay is serving at http://{shown_host}:{args.port}/  (API docs: /docs; data: {settings.data_dir})",
-          flush=True)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level, access_log=False, proxy_headers=False,
-                timeout_graceful_shutdown=3)
-    return 0
+    banner = f"rasplay is serving at http://{shown_host}:{args.port}/  (API docs: /docs; data: {settings.data_dir})"
+
+    class AnnouncingServer(uvicorn.Server):
+        """Prints where rasplay serves only once the port is bound (a port in use prints uvicorn's error)."""
+
+        async def startup(self, sockets=None) -> None:
+            await super().startup(sockets)
+            if self.started and not self.should_exit:
+                print(banner, flush=True)
+
+    config = uvicorn.Config(create_app(settings), host=args.host, port=args.port, log_level=args.log_level,
+                            access_log=False, proxy_headers=False, timeout_graceful_shutdown=3)
+    server = AnnouncingServer(config)
+    server.run()
+    return 0 if server.started else 1
 
 
 def _pct(x) -> str:
@@ -231,7 +241,8 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("serve", help="run the playground and its REST API")
     p.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1: this machine only)")
-    p.add_argument("--port", type=int, default=8000)
+    p.add_argument("--port", type=int, default=8000, help="TCP port to listen on (default 8000); "
+                   "\"serving at\" is printed once it is bound")
     p.add_argument("--data-dir", help="where share links are stored (default ~/.local/share/rasplay)")
     p.add_argument("--workers", type=int, help="evaluation worker processes (default: 2 per core, 2 to 8)")
     p.add_argument("--cors-origin", action="append", help="allow this origin to call the API (repeatable)")
@@ -240,7 +251,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--max-inputs", type=int, default=16, help="inputs per request (default 16)")
     p.add_argument("--max-source-chars", type=int, default=50_000, help="program size (default 50000)")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20, help="request body size (default 1 MiB)")
-    p.add_argument("--train-jobs", type=int, help="training jobs at once (default: one per two cores)")
+    p.add_argument("--train-jobs", type=int, help="training jobs at once (default: one per two cores, "
+                   "at least two on two cores: a model and its ablation side by side)")
+    p.add_argument("--train-warm", type=int, default=1, help="spare training processes kept started with "
+                   "PyTorch loaded, so that a job starts at once (default 1; 0: none)")
     p.add_argument("--train-queue", type=int, default=4, help="training jobs that may wait (default 4)")
     p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600)")
     p.add_argument("--log-level", default="warning")

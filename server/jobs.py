@@ -27,13 +27,24 @@ class QueueFull(Exception):
     pass
 
 
-def _job_main(conn: Connection, runner_path: str, spec: dict) -> None:
+def _job_main(conn: Connection, runner_path: str, spec: dict | None) -> None:
+    """A job's process. With spec None it is a warm spare: it imports the runner's module and calls
+    the module's `warm()` (if any: e.g. import torch), then waits for its spec on the pipe."""
     try:
         os.nice(10)
     except OSError:
         pass
-    module, _, name = runner_path.rpartition(".")
-    runner = getattr(importlib.import_module(module), name)
+    module_name, _, name = runner_path.rpartition(".")
+    module = importlib.import_module(module_name)
+    runner = getattr(module, name)
+    if spec is None:
+        warm = getattr(module, "warm", None)
+        if warm is not None:
+            warm()
+        try:
+            spec = orjson.loads(conn.recv_bytes())
+        except (EOFError, OSError):
+            return   # the server went away before giving this spare a job
     stop = False
 
     def emit(event: dict) -> None:
@@ -65,12 +76,13 @@ class Job:
     finished: float | None = None
     process: mp.Process | None = None
     conn: Connection | None = None
+    warm: bool = False                 # it started in a warm spare process
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def public(self) -> dict:
         return {"id": self.id, "status": self.status, "events": len(self.events), "error": self.error,
                 "created": self.created, "started": self.started, "finished": self.finished,
-                "result": self.result, "spec": self.spec}
+                "result": self.result, "spec": self.spec, "warm": self.warm}
 
     def notify(self) -> None:
         self.changed.set()
@@ -78,9 +90,12 @@ class Job:
 
 
 class JobManager:
-    def __init__(self, runner_path: str, max_running: int, max_queued: int, time_limit: float, keep: int = 64):
+    def __init__(self, runner_path: str, max_running: int, max_queued: int, time_limit: float, keep: int = 64,
+                 warm: int = 0):
         self.runner_path = runner_path
         self.max_running, self.max_queued, self.time_limit, self.keep = max_running, max_queued, time_limit, keep
+        self.warm = warm                 # spare processes kept started (imports done), so a job starts at once
+        self._spares: list[tuple[mp.Process, Connection]] = []
         self.jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
         self._running: set[Job] = set()
@@ -117,6 +132,23 @@ class JobManager:
         for job in list(self._running):
             self._kill(job)
             self._finish(job, "cancelled")
+        self.warm = 0
+        for process, conn in self._spares:
+            process.kill()
+            process.join(timeout=2)
+            conn.close()
+        self._spares.clear()
+
+    def fill_spares(self) -> None:
+        """Start spare processes up to `warm` (only while no job runs: their start-up costs CPU)."""
+        self._spares = [(p, c) for p, c in self._spares if p.is_alive()]
+        while len(self._spares) < self.warm and not self._running:
+            parent, child = self._ctx.Pipe(duplex=True)
+            process = self._ctx.Process(target=_job_main, args=(child, self.runner_path, None), daemon=True,
+                                        name="rasplay-job-spare")
+            process.start()
+            child.close()
+            self._spares.append((process, parent))
 
     def stats(self) -> dict:
         return {"running": len(self._running), "queued": len(self._queue), "max_running": self.max_running,
@@ -128,12 +160,26 @@ class JobManager:
         while self._queue and len(self._running) < self.max_running:
             self._start(self._queue.pop(0))
 
+    def _take_spare(self) -> tuple[mp.Process, Connection] | None:
+        while self._spares:
+            process, conn = self._spares.pop(0)
+            if process.is_alive():
+                return process, conn
+            conn.close()
+        return None
+
     def _start(self, job: Job) -> None:
-        parent, child = self._ctx.Pipe(duplex=True)
-        job.process = self._ctx.Process(target=_job_main, args=(child, self.runner_path, job.spec),
-                                        daemon=True, name=f"rasplay-job-{job.id}")
-        job.process.start()
-        child.close()
+        spare = self._take_spare()
+        job.warm = spare is not None
+        if spare is not None:
+            job.process, parent = spare
+            parent.send_bytes(orjson.dumps(job.spec))
+        else:
+            parent, child = self._ctx.Pipe(duplex=True)
+            job.process = self._ctx.Process(target=_job_main, args=(child, self.runner_path, job.spec),
+                                            daemon=True, name=f"rasplay-job-{job.id}")
+            job.process.start()
+            child.close()
         job.conn = parent
         job.status, job.started = "running", time.time()
         self._running.add(job)
@@ -191,6 +237,8 @@ class JobManager:
             job.process.join(timeout=2)
         job.notify()
         self._schedule()
+        if self.warm:
+            self.fill_spares()
 
     def _forget_old(self) -> None:
         finished = [j for j in self.jobs.values() if j.status in FINISHED]

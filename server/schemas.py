@@ -203,6 +203,7 @@ class TrainJob(BaseModel):
     finished: Optional[float] = None
     result: Optional[dict[str, Any]] = Field(None, description="accuracies, curves, head-selector matches, attention maps")
     spec: dict[str, Any]
+    warm: bool = Field(False, description="it started in a warm spare process (PyTorch already loaded)")
 
 
 class OverlayRequest(BaseModel):

@@ -30,7 +30,10 @@ class Settings:
     compile_max_len: int = 24           # longest input a compiled model is built for
     compile_max_vocab: int = 32         # tokens in a compiled model's vocabulary
     compile_seconds: float = 30.0       # time limit of a compile, a run or a soft-attention study
-    train_jobs: int = max(1, (os.cpu_count() or 2) // 2)  # training jobs running at once (one per two cores)
+    # training jobs running at once: one per two cores, but at least two where there are two cores, so
+    # that a model and its ablation train side by side
+    train_jobs: int = min(max(2, (os.cpu_count() or 2) // 2), os.cpu_count() or 2)
+    train_warm: int = 1                 # spare training processes kept started (PyTorch loaded): no wait at a click
     train_queue: int = 4                # training jobs waiting; more are refused (429)
     train_seconds: float = 600.0        # a training job's time limit
 

@@ -29,6 +29,23 @@ def compiled_init(init: dict, directory: str) -> str:
     return path
 
 
+def warm() -> None:
+    """Run in a spare job process before it gets a job: import PyTorch and the trainer, and take one
+    tiny training step, so that a job started in it begins training at once."""
+    import torch
+
+    from rasplay.engine.train import model as model_module
+    from rasplay.engine.train import run as _run  # noqa: F401  (the import is the point)
+
+    torch.set_num_threads(1)
+    config = model_module.ModelConfig(vocab=["a", "b", "<bos>"], max_len=4, d_model=8, n_layers=1, n_heads=1,
+                                      output={"kind": "categorical", "classes": ["a", "b"]})
+    net = model_module.Transformer(config)
+    ids = torch.zeros((2, 4), dtype=torch.long)
+    net(ids).sum().backward()
+    torch.optim.AdamW(net.parameters()).step()
+
+
 def run(spec: dict, emit, should_stop) -> dict:
     """Train (engine.train.train), streaming its progress as job events; with spec["init"], start from
     a compiled model's weights."""
@@ -37,5 +54,7 @@ def run(spec: dict, emit, should_stop) -> dict:
     from rasplay.engine.train import train
 
     with tempfile.TemporaryDirectory(prefix="rasplay-train-") as directory:
+        if spec.get("init"):
+            emit({"point": "phase", "phase": "init", "message": "compiling the program to start from its weights"})
         init = compiled_init(spec["init"], directory) if spec.get("init") else None
         return train(spec["source"], spec["config"], progress=emit, should_stop=should_stop, init=init)

@@ -71,7 +71,10 @@ def test_job_lifecycle_events_result_cancel_and_full_queue(train_server):
         assert done["status"] == "done"
         steps = [e["step"] for e in events if e["point"] == "eval"]
         assert steps == sorted(steps) and steps[-1] == 300
-        assert all({"loss", "train_acc", "test_acc", "test_seq_acc", "elapsed"} <= set(e) for e in events)
+        phases = [e for e in events if e["point"] == "phase"]
+        assert [p["phase"] for p in phases] == ["program", "data", "model"] and all(p["message"] for p in phases)
+        assert all({"loss", "train_acc", "test_acc", "test_seq_acc", "elapsed"} <= set(e) for e in events
+                   if e["point"] != "phase")
         job = c.get(f"/api/v1/train/{short_id}").json()
         result = job["result"]
         assert job["status"] == "done" and result["final"]["test_acc"] > 0.6

@@ -144,11 +144,18 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
     torch.set_num_threads(cfg.threads)
     try:
         t0 = time.monotonic()
+        phase = (lambda name, message: progress({"point": "phase", "phase": name, "message": message})) \
+            if progress else (lambda name, message: None)
+        phase("program", "reading the program and its analysis")
         task = load_task(source, cfg.output, load_dirs)
         start = init if isinstance(init, Transformer) or init is None else load_model(init)
+        phase("data", f"sampling {cfg.n_train:,} training and {cfg.n_test:,} held-out inputs "
+                      f"(lengths {cfg.min_len}-{cfg.max_len}) and labelling them with the program")
         data = _make_data(task, cfg, start)
         torch.manual_seed(cfg.seed)
         model = start or build_model(task, data, cfg)
+        phase("model", f"training a {model.config.n_layers}-layer, {model.config.n_heads}-head transformer "
+                       f"({model.n_params():,} parameters)")
         pairs = supervision_pairs(task, model, cfg) if cfg.supervise else []
         shown = list(cfg.example) if cfg.example is not None else _default_example(data)
         encode(model, shown)   # a bad example input fails now, not after training

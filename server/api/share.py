@@ -1,9 +1,12 @@
 """POST /share -> a short link; GET /s/{id} redirects to the playground with the state in the hash."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Path
+import html
+import re
+
+from fastapi import APIRouter, Depends, Header, Path
 from fastapi.concurrency import run_in_threadpool
-from fastapi.responses import RedirectResponse
+from fastapi.responses import HTMLResponse, RedirectResponse
 
 from ..errors import ApiError
 from ..links import link_fragment
@@ -36,10 +39,41 @@ async def share(req: ShareRequest, svc: Services = Depends(services)):
 
 @redirects.get("/s/{link_id}", response_class=RedirectResponse, status_code=302,
                responses={302: {"description": "Redirect to /#v1=… with the shared state"},
-                          404: ERROR_RESPONSES[422] | {"description": "No such link"}, 422: ERROR_RESPONSES[422]},
+                          404: ERROR_RESPONSES[422] | {"description": "No such link (for Accept: text/html, a page saying so)"}, 422: ERROR_RESPONSES[422]},
                summary="Open a short link")
-async def open_link(link_id: str = Path(pattern=ID_PATTERN), svc: Services = Depends(services)):
+async def open_link(link_id: str = Path(description=f"the link's id, matching {ID_PATTERN}"),
+                    accept: str = Header(""), svc: Services = Depends(services)):
+    """A browser (Accept: text/html) opening a link that does not exist, or a cut-off one, gets a page
+    that says so; API clients get the JSON 404 (or 422 for an id that cannot be one)."""
+    browser = "text/html" in accept
+    if not re.match(ID_PATTERN, link_id):
+        if browser:
+            return HTMLResponse(dead_link_page(link_id), status_code=404)
+        raise ApiError(422, "validation", f"'{link_id[:40]}' is not a short link id (expected {ID_PATTERN})")
     state = await run_in_threadpool(svc.store.get, link_id)
     if state is None:
+        if browser:
+            return HTMLResponse(dead_link_page(link_id), status_code=404)
         raise ApiError(404, "not_found", f"no shared link '{link_id}'")
     return RedirectResponse("/#" + link_fragment(state), status_code=302)
+
+
+def dead_link_page(link_id: str) -> str:
+    """A plain page for a short link this server does not hold (no script, no inline style)."""
+    shown = html.escape(link_id)
+    return f"""<!doctype html>
+<html lang="en">
+<head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1">
+<title>Link not found — rasplay</title><link rel="stylesheet" href="/style.css"></head>
+<body class="dead-link">
+<header class="topbar"><a class="brand" href="/">ras<span>play</span></a></header>
+<main class="dead-link-box">
+<h1>This short link does not exist</h1>
+<p>There is no shared program <code>{shown}</code> on this server. The link may have been mistyped or cut
+off, or it was made on another rasplay server (short links live on the server that made them; a long
+link, with <code>#v1=</code>, works anywhere).</p>
+<p><a href="/">Open the rasplay playground</a></p>
+</main>
+</body>
+</html>
+"""

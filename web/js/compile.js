@@ -208,8 +208,10 @@ export async function renderStudy(plot, note, beta) {
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   const byN = (study.min_beta_by_n || []).map((x) => `n=${x.n}: ${x.min_beta === null ? "—" : x.min_beta.toFixed(2)}`).join(", ");
   const kinds = study.heads.map((h) => `L${h.layer} h${h.head} ${h.selector}: ${h.kind}`).join("; ");
-  note.textContent = `Exact with softmax from β ≈ ${study.min_beta ? study.min_beta.toFixed(2) : "—"} on all ${study.inputs} inputs ` +
-    `up to length ${study.max_len}${study.exhaustive ? "" : " (a sample)"}. Smallest β by length: ${byN}. Heads: ${kinds}.`;
+  const over = study.exhaustive ? `on all ${study.inputs} inputs up to length ${study.max_len}`
+    : `on ${study.inputs} inputs sampled up to length ${study.max_len} (too many to try them all)`;
+  note.textContent = `Exact with softmax from β ≈ ${study.min_beta ? study.min_beta.toFixed(2) : "—"} ${over}. ` +
+    `Smallest β by length: ${byN}. Heads: ${kinds}.`;
 }
 
 export function agreementAt(beta) {
@@ -219,6 +221,11 @@ export function agreementAt(beta) {
   let best = curve[0];
   for (const p of curve) if (Math.abs(Math.log(p.beta / beta)) < Math.abs(Math.log(best.beta / beta))) best = p;
   return best;
+}
+
+// Forget the compiled model (the program changed, or another was loaded).
+export function forgetCompiled() {
+  Object.assign(compiled, { id: null, summary: null, run: null, study: null, spec: null });
 }
 
 export function compileInitSpec() {

@@ -106,6 +106,11 @@ async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) 
       view.dispatch({ selection: { anchor: pos }, scrollIntoView: true });
       view.focus();
     },
+    // scroll so that `line` is at the top (without moving the cursor or the focus)
+    showLine(line) {
+      const pos = offsetOf(view.state.doc, line, 1);
+      view.dispatch({ effects: EditorView.scrollIntoView(pos, { y: "start" }) });
+    },
     focus: () => view.focus(),
   };
 }
@@ -134,8 +139,18 @@ function textareaEditor(parent, { initial, onChange, onRun, readOnly }) {
       area.focus();
       area.setSelectionRange(pos + col - 1, pos + col - 1);
     },
+    showLine(line) {
+      area.scrollTop = (line - 1) * parseFloat(getComputedStyle(area).lineHeight || "20");
+    },
     focus: () => area.focus(),
   };
+}
+
+// The first line of a program that is not a comment or blank (examples open with a header).
+export function firstCodeLine(source) {
+  const lines = source.split("\n");
+  const i = lines.findIndex((l) => l.trim() && !l.trim().startsWith("#"));
+  return i < 0 ? 1 : i + 1;
 }
 
 export async function createEditor(parent, options) {

@@ -53,9 +53,18 @@ export async function exportDiagram(container, format, name = "rasplay-diagram")
   download(blob, `${name}.${format}`);
 }
 
-export async function exportHeatmap(plot, format, name = "rasplay-heatmap") {
+// The heatmap as drawn, with `title` above it (room made for it), saved as `name`.format.
+export async function exportHeatmap(plot, format, name = "rasplay-heatmap", title = "") {
   if (!window.Plotly || !plot.data) throw new Error("no heatmap to export yet");
-  const url = await window.Plotly.toImage(plot, { format, scale: format === "png" ? 2 : 1 });
+  const layout = { ...plot.layout };
+  if (title) {
+    const extra = Math.max(0, 8 * title.length + 24 - layout.width);   // widen on the right: cells keep their size
+    const margin = { ...layout.margin, t: (layout.margin.t || 10) + 30, r: (layout.margin.r || 0) + extra };
+    Object.assign(layout, { margin, height: layout.height + 30, width: layout.width + extra,
+      title: { text: title.replace(/[<>&]/g, (c) => ({ "<": "&lt;", ">": "&gt;", "&": "&amp;" })[c]),
+        font: { size: 14 }, x: 0.01, xanchor: "left", xref: "container", y: 0.99, yanchor: "top", yref: "container" } });
+  }
+  const url = await window.Plotly.toImage({ data: plot.data, layout }, { format, scale: format === "png" ? 2 : 1 });
   const blob = await (await fetch(url)).blob();
   download(blob, `${name}.${format}`);
 }

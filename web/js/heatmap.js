@@ -9,26 +9,46 @@ import { el, formatValue } from "./values.js";
 export const SELECTED = "#0072B2";   // Okabe–Ito blue
 export const EMPTY = "#f1f3f6";
 
+const LABEL_ROOM = 76;     // px left of and below the matrix for the position/token labels
+const SIDE = 46;           // px of the width column
+const MIN_CELL = 2, MAX_CELL = 30, READABLE = 18;
+
 function cellSize(n) {
-  return Math.max(6, Math.min(30, Math.floor(560 / Math.max(n, 1))));
+  return Math.max(6, Math.min(MAX_CELL, Math.floor(560 / Math.max(n, 1))));
+}
+
+// The cell size that fits an n x m matrix (with its labels and width column) into `box` px.
+export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL) {
+  const w = Math.floor((box.width - LABEL_ROOM - side - 24) / Math.max(m, 1));
+  const h = Math.floor((box.height - LABEL_ROOM - 24) / Math.max(n, 1));
+  return Math.max(MIN_CELL, Math.min(largest, w, Math.max(h, MIN_CELL)));
 }
 
 function tickLabels(tokens, prefix) {
   return tokens.map((t, i) => `${prefix}${i} ${formatValue(t)}`);
 }
 
+// Show every label when cells are large enough to read, else every step-th one.
+function ticks(labels, size) {
+  const step = size >= 12 ? 1 : Math.ceil(12 / size);
+  const shown = labels.filter((_, i) => i % step === 0);
+  return { tickmode: "array", tickvals: shown, ticktext: shown };
+}
+
 // A generic heatmap: `matrix` (0/1) drawn filled, or `fill` (floats) drawn as a colour ramp with the
-// 0/1 `matrix` outlined on top. Reused by the Compile and Train views.
+// 0/1 `matrix` outlined on top. Reused by the Compile and Train views. `size`: px per cell (default:
+// from the matrix size). The matrix starts LABEL_ROOM px from the left, one column every `size` px.
 export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tokens, hover, widths = null,
-  fillTitle = "attention", title = "" }) {
+  fillTitle = "attention", title = "", size = null }) {
   const n = rowTokens.length, m = tokens.length;
-  const size = cellSize(Math.max(n, m));
+  size = size || cellSize(Math.max(n, m));
   const x = tickLabels(tokens, "k"), y = tickLabels(rowTokens, "q");
+  const gaps = size >= 6 ? 1 : 0;
   const traces = [{
     type: "heatmap", z: fill || matrix, x, y, customdata: hover, hovertemplate: "%{customdata}<extra></extra>",
     colorscale: fill ? "Viridis" : [[0, EMPTY], [1, SELECTED]], zmin: 0, zmax: 1, showscale: Boolean(fill),
     colorbar: fill ? { title: { text: fillTitle, side: "right" }, thickness: 10, len: 0.6 } : undefined,
-    xgap: m <= 64 ? 1 : 0, ygap: n <= 64 ? 1 : 0, xaxis: "x", yaxis: "y",
+    xgap: gaps, ygap: gaps, xaxis: "x", yaxis: "y",
   }];
   const shapes = [];
   if (fill && matrix) {
@@ -40,58 +60,130 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
   if (widths) {
     traces.push({
       type: "heatmap", z: widths.map((w) => [w]), x: ["width"], y, xaxis: "x2", yaxis: "y",
-      colorscale: [[0, "#ffffff"], [1, "#fff3d6"]], showscale: false, texttemplate: "%{z}",
-      hovertemplate: "query %{y}: selects %{z} keys<extra></extra>", xgap: 1, ygap: n <= 64 ? 1 : 0,
+      colorscale: [[0, "#ffffff"], [1, "#fff3d6"]], showscale: false, texttemplate: size >= 10 ? "%{z}" : "",
+      hovertemplate: "query %{y}: selects %{z} keys<extra></extra>", xgap: 1, ygap: gaps,
     });
   }
-  const plotWidth = m * size, sideWidth = widths ? 46 : 0;
-  const labelRoom = 70;
+  const plotWidth = m * size, sideWidth = widths ? SIDE : 0;
+  const area = plotWidth + sideWidth;
+  const right = 10 + (fill ? 70 : 0);
+  const top = title ? 34 : 10;
+  const font = size < 12 ? 9 : size >= 40 ? 15 : 11;
   const layout = {
-    width: plotWidth + sideWidth + labelRoom + 40 + (fill ? 70 : 0),
-    height: n * size + labelRoom + 40,
-    margin: { l: labelRoom, r: 20 + (fill ? 60 : 0), t: title ? 30 : 10, b: labelRoom },
-    title: title ? { text: title, font: { size: 13 } } : undefined,
-    xaxis: { domain: [0, plotWidth / (plotWidth + sideWidth || 1) - (widths ? 0.01 : 0)], side: "bottom",
-      tickangle: -45, title: { text: "keys", standoff: 4 }, fixedrange: false,
-      tickfont: { family: "DejaVu Sans Mono, monospace", size: size < 12 ? 8 : 11 } },
+    width: LABEL_ROOM + area + right,
+    height: n * size + LABEL_ROOM + top,
+    margin: { l: LABEL_ROOM, r: right, t: top, b: LABEL_ROOM, pad: 0 },
+    title: title ? { text: title, font: { size: 13 }, x: 0, xanchor: "left", xref: "paper" } : undefined,
+    xaxis: { domain: [0, plotWidth / area], side: "bottom", tickangle: -45, title: { text: "keys", standoff: 4 },
+      fixedrange: false, tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(x, size) },
     yaxis: { autorange: "reversed", title: { text: "queries", standoff: 4 },
-      tickfont: { family: "DejaVu Sans Mono, monospace", size: size < 12 ? 8 : 11 } },
-    xaxis2: { domain: [plotWidth / (plotWidth + sideWidth || 1), 1], showticklabels: true, fixedrange: true,
-      tickfont: { size: 10 } },
+      tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(y, size) },
+    xaxis2: { domain: [(plotWidth + 4) / area, 1], showticklabels: true, fixedrange: true, tickfont: { size: 10 } },
     shapes,
     plot_bgcolor: "#fff", paper_bgcolor: "#fff",
     font: { family: "system-ui, DejaVu Sans, sans-serif", size: 12 },
   };
   if (!widths) delete layout.xaxis2;
+  plot.dataset.cell = String(size);
   return window.Plotly.react(plot, traces, layout, { displaylogo: false, responsive: false,
     modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } });
 }
 
+function cellText(tokens, matrix, keyValues, queryValues, q, k) {
+  const qv = queryValues ? `, query value ${formatValue(queryValues[q])}` : "";
+  const kv = keyValues ? `, key value ${formatValue(keyValues[k])}` : "";
+  return `query ${q} (${formatValue(tokens[q])}${qv}) ← key ${k} (${formatValue(tokens[k])}${kv}): ` +
+    (matrix[q][k] ? "selected" : "not selected");
+}
+
 function hoverText(tokens, matrix, keyValues, queryValues) {
-  return matrix.map((row, q) => row.map((v, k) => {
-    const qv = queryValues ? `, query value ${formatValue(queryValues[q])}` : "";
-    const kv = keyValues ? `, key value ${formatValue(keyValues[k])}` : "";
-    return `query ${q} (${formatValue(tokens[q])}${qv}) ← key ${k} (${formatValue(tokens[k])}${kv})` +
-      (v ? "<br><b>selected</b>" : "<br>not selected");
-  }));
+  return matrix.map((row, q) => row.map((v, k) => cellText(tokens, matrix, keyValues, queryValues, q, k)
+    .replace(/: (selected|not selected)$/, (_, w) => (w === "selected" ? "<br><b>selected</b>" : "<br>not selected"))));
+}
+
+// Plain words for the library's own selectors and for constants used as keys or queries.
+const LIBRARY = {
+  full_s: "the library's select(1, 1, ==): every query selects every key. `length` counts them with selector_width.",
+};
+
+function explainSide(doc, id) {
+  const node = graphIndex(doc).nodes.get(id);
+  if (node && (node.kind === "constant" || /^-?\d+(\.\d+)?$/.test(node.name))) {
+    return `${node.name} (a constant, the same at every position)`;
+  }
+  return displayName(doc, id);
 }
 
 function describe(doc, selId) {
   const { nodes, inputs } = graphIndex(doc);
   const node = nodes.get(selId);
-  const parts = [`<code>${node.label}</code>`];
+  const parts = [];
   if (node.head !== null && node.head !== undefined) parts.push(`layer ${node.layer}, head ${node.head}`);
   else parts.push(`layer ${node.layer} (not aggregated)`);
   if (node.kind === "select") {
     const ins = inputs.get(selId);
-    parts.push(`keys: ${displayName(doc, ins.keys)}, queries: ${displayName(doc, ins.queries)}`);
+    parts.push(`keys: ${explainSide(doc, ins.keys)}, queries: ${explainSide(doc, ins.queries)}`);
   }
-  return parts.join(" · ");
+  const library = node.names.map((name) => LIBRARY[name]).find(Boolean);
+  return { label: node.label, text: parts.join(" · "), library: library || null };
+}
+
+function renderNote(note, doc, selId) {
+  const d = describe(doc, selId);
+  note.replaceChildren(el("code", {}, d.label), ` · ${d.text}`);
+  if (d.library) note.append(el("br"), el("span", { class: "library" }, d.library));
+}
+
+// How the heatmap is shown: fitted to its panel, or zoomed to readable cells; the keyboard cursor.
+export const heatmapView = { zoom: false, cursor: null };
+
+// Rows under the matrix, one cell under each key column (same left offset and cell width).
+function belowRows(below, rows, size, m) {
+  below.replaceChildren();
+  const readable = size >= 12;
+  for (const { label, values } of rows) {
+    const cells = el("div", { class: "below-cells" });
+    cells.style.gridTemplateColumns = `repeat(${m}, ${size}px)`;
+    cells.style.marginLeft = `${LABEL_ROOM}px`;
+    cells.style.fontSize = `${Math.max(8, Math.min(12, Math.floor(size * 0.6)))}px`;
+    (values || []).forEach((v, i) => {
+      const text = formatValue(v);
+      const cell = el("span", { class: "below-cell", title: `${label}, position ${i}: ${text}` }, readable ? text : "");
+      cells.append(cell);
+    });
+    below.append(el("div", { class: "below-row", role: "row", "aria-label": label },
+      cells, el("div", { class: "below-label" }, label)));
+  }
+  if (!readable) below.append(el("p", { class: "note" }, "Cells are small: hover a cell, or Zoom, to read the values."));
+}
+
+// Scroll the scrolling box so that cell (q, k) of a drawn heatmap is in view.
+function scrollToCell(scroller, size, q, k, top = 10) {
+  if (!scroller) return;
+  const x = LABEL_ROOM + k * size, y = top + q * size;
+  const pad = 40;
+  if (x < scroller.scrollLeft + LABEL_ROOM || x + size > scroller.scrollLeft + scroller.clientWidth - pad) {
+    scroller.scrollLeft = Math.max(0, x - scroller.clientWidth / 2);
+  }
+  if (y < scroller.scrollTop || y + size > scroller.scrollTop + scroller.clientHeight - pad) {
+    scroller.scrollTop = Math.max(0, y - scroller.clientHeight / 2);
+  }
+}
+
+// The first selected cell (row-major), or null.
+function firstSelected(matrix) {
+  for (let q = 0; q < matrix.length; q++) {
+    const k = matrix[q].findIndex(Boolean);
+    if (k >= 0) return [q, k];
+  }
+  return null;
 }
 
 // Show the selector behind `nodeId` (a selector, aggregate or selector_width) for the traced input.
+// parts: plot, title, note, below, scroller (the box that scrolls), readout (the cell under the
+// keyboard cursor, read aloud), box() -> {width, height} px the fitted heatmap may take.
 export function showSelector(doc, nodeId, parts) {
-  const { plot, title, note, below } = parts;
+  const { plot, title, note, below, readout } = parts;
   if (!plotlyReady()) {
     title.textContent = "Selector";
     note.textContent = "loading the heatmap view…";
@@ -100,6 +192,7 @@ export function showSelector(doc, nodeId, parts) {
   }
   const selId = selectorOf(doc, nodeId);
   below.replaceChildren();
+  readout.textContent = "";
   if (selId === null || selId === undefined || !doc.trace) {
     title.textContent = "Selector";
     note.textContent = "Click a selector, an aggregate or a head to see its attention pattern.";
@@ -108,48 +201,83 @@ export function showSelector(doc, nodeId, parts) {
   }
   const matrix = traced(doc, selId);
   const tokens = doc.inputs[doc.trace.input];
-  title.textContent = `Selector: ${displayName(doc, selId)}`;
+  title.replaceChildren("Selector: ", el("code", { class: "name" }, displayName(doc, selId)));
   if (!matrix) {
     note.textContent = (doc.trace.nodes[String(selId)] || {}).error || "this selector failed on this input";
     plot.hidden = true;
     return selId;
   }
-  note.innerHTML = describe(doc, selId);
+  renderNote(note, doc, selId);
   plot.hidden = false;
   const { nodes, inputs } = graphIndex(doc);
   const node = nodes.get(selId);
   const ins = inputs.get(selId) || {};
   const keyValues = node.kind === "select" ? traced(doc, ins.keys) : null;
   const queryValues = node.kind === "select" ? traced(doc, ins.queries) : null;
-  const widths = matrix.map((row) => row.reduce((a, b) => a + b, 0));
-  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths })
-    .then(() => { plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1); });
+  const widths = matrix.map((row) => row.reduce((a, b) => a + Number(b), 0));
+  const n = matrix.length, m = tokens.length;
+  const room = parts.box();
+  const fitted = fitCell(n, m, room, SIDE, room.tight ? 56 : MAX_CELL);   // presenter mode: up to 56 px cells
+  const size = heatmapView.zoom ? Math.max(READABLE, fitted) : fitted;
+  plot.dataset.mode = heatmapView.zoom ? "zoom" : "fit";
+  const target = heatmapView.cursor && heatmapView.cursor[0] < n && heatmapView.cursor[1] < m
+    ? heatmapView.cursor : firstSelected(matrix);
+  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths, size })
+    .then(() => {
+      plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
+      if (target) scrollToCell(parts.scroller, size, target[0], target[1]);
+    });
 
-  // below: what the heads built on this selector read (per key) and produce (per query)
-  const table = el("table", { class: "below", "aria-label": "Aggregated values and results" });
-  const row = (label, values) => {
-    const tr = el("tr", {}, el("th", { scope: "row" }, label));
-    (values || tokens.map(() => null)).forEach((v) => tr.append(el("td", {}, formatValue(v))));
-    table.append(tr);
-  };
-  row("position", tokens.map((_, i) => i));
-  row("token", tokens);
-  if (keyValues) row(`keys: ${displayName(doc, ins.keys)}`, keyValues);
-  if (queryValues) row(`queries: ${displayName(doc, ins.queries)}`, queryValues);
+  // below: what the heads built on this selector read (per key) and produce (per query), one cell
+  // under each column
+  const rows = [{ label: "position", values: tokens.map((_, i) => i) }, { label: "token", values: tokens }];
+  if (keyValues) rows.push({ label: `keys: ${displayName(doc, ins.keys)}`, values: keyValues });
+  if (queryValues) rows.push({ label: `queries: ${displayName(doc, ins.queries)}`, values: queryValues });
   for (const user of usersOfSelector(doc, selId)) {
     if (user.kind === "aggregate") {
       const sopId = inputs.get(user.id).sop;
-      row(`aggregated: ${displayName(doc, sopId)} (per key)`, traced(doc, sopId));
-      row(`result: ${user.name} (per query)`, traced(doc, user.id));
+      rows.push({ label: `aggregated: ${displayName(doc, sopId)} (per key)`, values: traced(doc, sopId) });
+      rows.push({ label: `result: ${user.name} (per query)`, values: traced(doc, user.id) });
     } else {
-      row(`selector_width: ${user.name}`, traced(doc, user.id));
+      rows.push({ label: `selector_width: ${user.name}`, values: traced(doc, user.id) });
     }
   }
-  below.append(table);
+  belowRows(below, rows, size, m);
+
+  const say = (q, k, locked = false) => {
+    readout.textContent = `${locked ? "locked: " : ""}${cellText(tokens, matrix, keyValues, queryValues, q, k)}` +
+      ` (query ${q} selects ${widths[q]} key${widths[q] === 1 ? "" : "s"})`;
+  };
   plot.removeAllListeners && plot.removeAllListeners("plotly_click");
   plot.on && plot.on("plotly_click", (ev) => {
     const p = ev.points && ev.points[0];
-    if (p && p.customdata) note.innerHTML = `${describe(doc, selId)}<br>locked: ${p.customdata}`;
+    if (!p || p.curveNumber !== 0) return;
+    const q = p.pointIndex[0], k = p.pointIndex[1];
+    heatmapView.cursor = [q, k];
+    say(q, k, true);
+    if (!heatmapView.zoom && size < READABLE && parts.onZoom) parts.onZoom();   // a small map: click zooms there
   });
+  plot.onkeydown = (e) => {
+    const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
+    let [q, k] = heatmapView.cursor || target || [0, 0];
+    if (moves[e.key]) {
+      q = Math.max(0, Math.min(n - 1, q + moves[e.key][0]));
+      k = Math.max(0, Math.min(m - 1, k + moves[e.key][1]));
+    } else if (e.key === "Home") k = 0;
+    else if (e.key === "End") k = m - 1;
+    else if (e.key !== "Enter" && e.key !== " ") return;
+    e.preventDefault();
+    e.stopPropagation();
+    heatmapView.cursor = [q, k];
+    say(q, k, e.key === "Enter" || e.key === " ");
+    plot.dataset.cursor = `${q},${k}`;
+    try { window.Plotly.Fx.hover(plot, [{ curveNumber: 0, pointNumber: [q, k] }]); } catch (err) { /* not drawn yet */ }
+    if (heatmapView.zoom || size >= READABLE) scrollToCell(parts.scroller, size, q, k);
+  };
+  plot.onfocus = () => {
+    const [q, k] = heatmapView.cursor || target || [0, 0];
+    say(q, k);
+    plot.dataset.cursor = `${q},${k}`;
+  };
   return selId;
 }

@@ -4,14 +4,15 @@
 import * as api from "./api.js";
 import { renderDiagram } from "./diagram.js";
 import { ATTENTION_KINDS, defaultSelection, graphIndex, resolve, selectorOf } from "./docmodel.js";
-import { createEditor } from "./editor.js";
+import { createEditor, firstCodeLine } from "./editor.js";
 import { exportDiagram, exportHeatmap } from "./export.js";
 import { openGallery } from "./gallery.js";
-import { showSelector } from "./heatmap.js";
+import { heatmapView, showSelector } from "./heatmap.js";
 import { loadPlotly } from "./plotly.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
-import { applyShared, linkFor, parseInputText, readHash, saveHashSoon, shareable, state } from "./state.js";
-import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, renderAttention, renderCompileForm,
+import { applyShared, linkFor, loadDraft, LinkError, lockAddress, parseInputText, pushState, readHash, saveHashSoon,
+  shareable, state } from "./state.js";
+import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, forgetCompiled, renderAttention, renderCompileForm,
   renderResidual, renderStudy, renderSummary, runCompiled, studySoft } from "./compile.js";
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
   startRuns } from "./train.js";
@@ -23,6 +24,7 @@ let editor = null;
 let runSeq = 0;
 let runTimer = null;
 let presentLayer = null;
+let compileRequested = false;   // a link asked for the compiled view: compile once the program has run
 const timings = [];
 
 // ------------------------------------------------------------------ status and messages
@@ -30,20 +32,65 @@ const timings = [];
 function setStatus(text) { $("status").textContent = text; }
 
 let toastTimer = null;
-function toast(message, link = null) {
+// action: {label, run} adds a button (e.g. "Undo") that runs it and closes the toast.
+function toast(message, link = null, action = null) {
   const box = $("toast");
   box.replaceChildren(document.createTextNode(message));
   if (link) box.append(" ", el("a", { href: link, target: "_blank", rel: "noopener" }, link));
+  if (action) {
+    box.append(" ", el("button", { type: "button", class: "small", "data-action": action.label.toLowerCase(),
+      onclick: () => { box.hidden = true; action.run(); } }, action.label));
+  }
   box.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { box.hidden = true; }, link ? 12000 : 5000);
+  toastTimer = setTimeout(() => { box.hidden = true; }, link || action ? 12000 : 5000);
+}
+
+// A message on the page itself (a link that could not be opened): stays until closed.
+function notice(message) {
+  $("notice-text").textContent = message;
+  $("notice").hidden = false;
 }
 
 // ------------------------------------------------------------------ running
 
-function scheduleRun(delay = 250) {
+function scheduleRun(delay = 300) {
+  lockAddress(false);   // the user changed something: the address bar follows again
   clearTimeout(runTimer);
   runTimer = setTimeout(runNow, delay);
+}
+
+// A document that cannot replace what is on screen: the program does not parse (or defines nothing
+// that runs). The last good results stay, marked stale, until the program parses again.
+function brokenDocument(doc) {
+  const errors = doc.diagnostics.filter((d) => d.severity === "error");
+  return errors.length > 0 && (errors.some((d) => d.kind === "syntax") || !Object.keys(doc.results).length);
+}
+
+function setStale(diagnostics) {
+  const stale = diagnostics !== null;
+  document.body.classList.toggle("stale", stale);
+  const banner = $("stale-banner");
+  banner.hidden = !stale;
+  if (stale) {
+    const first = diagnostics.find((d) => d.severity === "error") || diagnostics[0];
+    const where = first && first.line ? ` (line ${first.line}: ${first.message})` : first ? ` (${first.message})` : "";
+    banner.textContent = `Stale: showing the last results that ran; the program does not run now${where}.`;
+  }
+}
+
+// Nothing valid to show for these inputs (an input over a limit, a server error): clear the views.
+function clearViews(message) {
+  state.doc = null;
+  setStale(null);
+  $("values").replaceChildren(el("p", { class: "empty error" }, message));
+  $("diagram").replaceChildren();
+  $("diagram-totals").textContent = "";
+  $("selector-chips").replaceChildren();
+  $("heatmap-plot").hidden = true;
+  $("heatmap-below").replaceChildren();
+  $("heatmap-note").textContent = message;
+  $("heatmap-title").textContent = "Selector";
 }
 
 async function runNow() {
@@ -57,21 +104,36 @@ async function runNow() {
   try {
     const doc = await api.evaluate(state.source, inputs, state.current);
     if (seq !== runSeq) return;
-    state.doc = doc;
-    renderAll();
     const ms = performance.now() - started;
     timings.push(ms);
     const errors = doc.diagnostics.filter((d) => d.severity === "error").length;
-    setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
-      `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
+    if (brokenDocument(doc) && state.doc) {
+      editor.setDiagnostics(doc.diagnostics);
+      showProblems(doc.diagnostics);
+      setStale(doc.diagnostics);
+      renderInputs();
+      setStatus(`${errors} problem${errors === 1 ? "" : "s"} · showing the last results (stale)`);
+    } else {
+      state.doc = doc;
+      setStale(null);
+      renderAll();
+      setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
+        `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
+    }
   } catch (e) {
     if (seq !== runSeq) return;
     setStatus(e.message);
     showProblems([{ severity: "error", message: e.message }]);
+    clearViews(e.message);
+    renderInputs();
   } finally {
     if (seq === runSeq) document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);
   }
   if (!embedMode) saveHashSoon();
+  if (compileRequested && state.doc && seq === runSeq) {
+    compileRequested = false;
+    compileNow();
+  }
 }
 
 // ------------------------------------------------------------------ rendering
@@ -107,10 +169,27 @@ function currentSelector() {
   return id === null ? null : selectorOf(doc, id);
 }
 
+// The room the fitted heatmap may take: the panel's width, and the height left in its column.
+function heatmapBox() {
+  const scroller = $("heatmap-scroll");
+  const width = scroller.clientWidth || 500;
+  const presenting = document.body.classList.contains("presenting");
+  const height = presenting ? scroller.clientHeight : Math.max(260, Math.min(width, window.innerHeight * 0.7));
+  return { width, height: Math.max(height, 160), tight: presenting };
+}
+
+function setZoom(on) {
+  heatmapView.zoom = on;
+  $("heatmap-fit").setAttribute("aria-checked", String(!on));
+  $("heatmap-zoom").setAttribute("aria-checked", String(on));
+  if (state.doc) renderHeatmap();
+}
+
 function renderHeatmap() {
   const id = resolve(state.doc, state.selection);
   return showSelector(state.doc, id === null ? -1 : id, {
     plot: $("heatmap-plot"), title: $("heatmap-title"), note: $("heatmap-note"), below: $("heatmap-below"),
+    scroller: $("heatmap-scroll"), readout: $("heatmap-cell"), box: heatmapBox, onZoom: () => setZoom(true),
   });
 }
 
@@ -165,6 +244,7 @@ function select(selection, selectorId = null) {
     const node = graphIndex(doc).nodes.get(selectorId);
     if (selection.startsWith("#") && node.names.length) state.selection = node.names[0];
   }
+  lockAddress(false);
   renderAll();
   if (!embedMode) saveHashSoon();
 }
@@ -179,17 +259,18 @@ function renderInputs() {
     const row = el("div", { class: `input-row${i === state.current ? " current" : ""}` });
     const radio = el("input", { type: "radio", name: "current-input", "aria-label": `show input ${i + 1}` });
     radio.checked = i === state.current;
-    radio.addEventListener("change", () => { state.current = i; runNow(); });
+    radio.addEventListener("change", () => { state.current = i; lockAddress(false); runNow(); });
     const field = el("input", { type: "text", value: text, "data-index": String(i), spellcheck: "false",
       "aria-label": `input ${i + 1}`, autocomplete: "off" });
     field.value = text;
     field.addEventListener("input", () => { state.inputs[i] = field.value; state.current = i; scheduleRun(); });
     field.addEventListener("keydown", (e) => { if ((e.ctrlKey || e.metaKey) && e.key === "Enter") { e.preventDefault(); runNow(); } });
     row.append(radio, field);
-    if (state.inputs.length > 1) {
+    if (state.inputs.length > 1 && !embedMode) {   // the embed is read-only: its inputs stay
       row.append(el("button", { type: "button", class: "small", "aria-label": `remove input ${i + 1}`, onclick: () => {
         state.inputs.splice(i, 1);
         state.current = Math.min(state.current, state.inputs.length - 1);
+        lockAddress(false);
         runNow();
       } }, "✕"));
     }
@@ -250,11 +331,23 @@ function formatBeta(beta) {
   return beta >= 100 ? beta.toFixed(0) : beta >= 10 ? beta.toFixed(1) : beta.toFixed(2);
 }
 
+function resetCompiled() {
+  forgetCompiled();
+  renderSummary($("compile-summary"), $("compile-layout"));
+  $("compile-attention").replaceChildren();
+  $("compile-residual").replaceChildren();
+  $("compile-study").disabled = true;
+  $("compile-finetune").disabled = true;
+}
+
 async function compileNow() {
   $("compile-start").disabled = true;
   setStatus("compiling…");
+  if (!$("compile-form")) renderCompileForm($("compile-form-box"), state);
   try {
     const model = await compileProgram(state);
+    state.compiled = true;
+    if (!embedMode) saveHashSoon();
     renderSummary($("compile-summary"), $("compile-layout"));
     $("compile-study").disabled = false;
     $("compile-finetune").disabled = false;
@@ -283,6 +376,32 @@ async function startTraining(ablate) {
   }
 }
 
+// ------------------------------------------------------------------ export names
+
+// The program's `# title:` header, else its first name, for file names and figure titles.
+function programTitle() {
+  const m = state.source.match(/^#\s*title:\s*(.+?)\s*$/m);
+  if (m) return m[1];
+  const names = state.doc ? Object.keys(state.doc.results) : [];
+  return names.length ? names[names.length - 1] : "program";
+}
+
+function selectorName() {
+  const id = resolve(state.doc, state.selection);
+  const sel = id === null ? null : selectorOf(state.doc, id);
+  return sel === null ? state.selection || "selector" : graphIndex(state.doc).nodes.get(sel).name;
+}
+
+function exportName() {
+  return `rasplay-${programTitle()}-${selectorName()}`.replace(/[^\w-]+/g, "_").replace(/_+/g, "_").slice(0, 120);
+}
+
+function exportTitle() {
+  const tokens = state.doc ? state.doc.inputs[state.current] || [] : [];
+  const shown = tokens.map((t) => (typeof t === "string" ? t : JSON.stringify(t))).join(tokens.every((t) => typeof t === "string" && t.length === 1) ? "" : " ");
+  return `${programTitle()} — selector ${selectorName()} on “${shown.length > 60 ? `${shown.slice(0, 59)}…` : shown}”`;
+}
+
 // ------------------------------------------------------------------ presenter mode
 
 function setPresenting(on) {
@@ -290,7 +409,13 @@ function setPresenting(on) {
   $("present-btn").setAttribute("aria-pressed", String(on));
   $("present-bar").hidden = !on;
   presentLayer = on ? 1 : null;
-  if (on) stepLayer(0); else renderAll();
+  if (on) {
+    showView("program");
+    stepLayer(0);
+    editor.showLine(Math.max(1, firstCodeLine(state.source) - 1));   // the code, not only the header
+  } else {
+    renderAll();
+  }
 }
 
 function stepLayer(delta) {
@@ -301,30 +426,75 @@ function stepLayer(delta) {
   const head = state.doc.analysis.heads[presentLayer - 1][0];
   if (head) state.selection = graphIndex(state.doc).nodes.get(head.selector).names[0] || `#${head.selector}`;
   renderAll();
+  // the stepped layer's values row and the heatmap in view
+  const row = $("values").querySelector("tr.hot");
+  if (row) row.scrollIntoView({ block: "nearest" });
+  $("heatmap-title").scrollIntoView({ block: "nearest" });
 }
 
 // ------------------------------------------------------------------ loading programs
 
+// Put a state (from a link, the draft, an undo or Back) on screen.
+async function openState(obj) {
+  applyShared(obj);
+  editor.setValue(state.source);
+  compileRequested = state.compiled;
+  resetCompiled();
+  await runNow();
+  showView(state.view);
+}
+
+// An example replaces the program in a new history entry (Back returns), with an undo.
 async function loadExample(ex) {
+  const before = shareable();
   state.source = ex.source;
   state.inputs = [ex.input];
   state.current = 0;
   state.selection = ex.output || null;
+  state.compiled = false;
+  resetCompiled();
   editor.setValue(ex.source);
   await runNow();
+  await pushState();
+  toast(`Loaded the example “${ex.title}”; your program is one step back (Back, or Undo).`, null,
+    { label: "Undo", run: async () => { await openState(before); await pushState(); } });
 }
 
 async function initialState() {
+  let problem = null;
   try {
     const shared = await readHash();
     if (shared) { applyShared(shared); return; }
   } catch (e) {
-    toast(`This link could not be opened: ${e.message}. Showing an example instead.`);
+    problem = e instanceof LinkError ? e.message : `this link could not be opened (${e.message})`;
+    lockAddress(true);
   }
+  const draft = loadDraft();
+  if (draft) {
+    applyShared(draft);
+    if (problem) notice(`${problem[0].toUpperCase()}${problem.slice(1)}. Showing your last draft instead.`);
+    return;
+  }
+  if (problem) notice(`${problem[0].toUpperCase()}${problem.slice(1)}. Showing an example instead.`);
   const ex = await api.example("reverse");
   state.source = ex.source;
   state.inputs = [ex.input];
   state.selection = ex.output;
+}
+
+// Back / Forward, or a hash typed into the address bar.
+async function openFromAddress() {
+  let shared;
+  try {
+    shared = await readHash();
+  } catch (e) {
+    notice(`${e.message[0].toUpperCase()}${e.message.slice(1)}. The program on screen is unchanged.`);
+    lockAddress(true);
+    return;
+  }
+  if (!shared || JSON.stringify(shared) === JSON.stringify(shareable())) return;
+  $("notice").hidden = true;
+  await openState(shared);
 }
 
 // ------------------------------------------------------------------ wiring
@@ -398,13 +568,20 @@ function wire() {
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
     toast((await copyText(snippet)) ? "Embed code copied; the embed link:" : "Embed link:", link);
   });
+  $("heatmap-fit").addEventListener("click", () => setZoom(false));
+  $("heatmap-zoom").addEventListener("click", () => setZoom(true));
+  let resizeTimer = null;
+  window.addEventListener("resize", () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { if (state.doc) { renderHeatmap(); } }, 200);
+  });
   $("present-btn").addEventListener("click", () => setPresenting(!document.body.classList.contains("presenting")));
   $("layer-prev").addEventListener("click", () => stepLayer(-1));
   $("layer-next").addEventListener("click", () => stepLayer(1));
   document.querySelectorAll("[data-export]").forEach((button) => button.addEventListener("click", async () => {
     try {
       if (button.dataset.export === "diagram") await exportDiagram($("diagram"), button.dataset.format);
-      else await exportHeatmap($("heatmap-plot"), button.dataset.format, `rasplay-${state.selection || "heatmap"}`.replace(/[^\w-]+/g, "_"));
+      else await exportHeatmap($("heatmap-plot"), button.dataset.format, exportName(), exportTitle());
     } catch (e) { toast(`Export failed: ${e.message}`); }
   }));
   document.addEventListener("keydown", (e) => {
@@ -416,14 +593,9 @@ function wire() {
     else if (e.altKey && (e.key === "p" || e.key === "P")) { e.preventDefault(); $("present-btn").click(); }
     else if ((e.ctrlKey || e.metaKey) && e.key === "Enter" && !e.target.closest(".cm-editor")) { e.preventDefault(); runNow(); }
   });
-  window.addEventListener("hashchange", async () => {
-    const shared = await readHash().catch(() => null);
-    if (shared && shared.source !== state.source) {
-      applyShared(shared);
-      editor.setValue(state.source);
-      runNow();
-    }
-  });
+  window.addEventListener("popstate", openFromAddress);
+  window.addEventListener("hashchange", openFromAddress);
+  $("notice-close").addEventListener("click", () => { $("notice").hidden = true; });
 }
 
 async function main() {
@@ -434,12 +606,17 @@ async function main() {
   await initialState();
   editor = await createEditor($("editor"), {
     initial: state.source, readOnly: embedMode,
-    onChange: (text) => { state.source = text; scheduleRun(); },
+    onChange: (text) => {
+      state.source = text;
+      if (state.compiled) { state.compiled = false; resetCompiled(); }
+      scheduleRun();
+    },
     onRun: runNow,
   });
   document.body.dataset.editor = editor.kind;
   wire();
   renderInputs();
+  compileRequested = state.compiled;
   await runNow();
   if (state.view !== "program" && $(`view-${state.view}`)) showView(state.view);
   if (embedMode) $("open-in-rasplay").href = await linkFor(shareable(), "/");

@@ -1,6 +1,7 @@
 // The playground state and the URL hash that holds it.
 // Link format (DESIGN section 8): `#v1=` + base64url (no padding) of raw-deflate of UTF-8 JSON
-// {"source", "inputs", "view", "selection"}; only source is required, unknown keys are ignored.
+// {"source", "inputs", "view", "selection", "current", "compiled"}; only source is required, unknown keys
+// are ignored. The same object is kept in localStorage as the draft, so a reload never loses work.
 
 export const state = {
   source: "",
@@ -8,8 +9,12 @@ export const state = {
   current: 0,          // index of the input the values table and heatmaps show
   view: "program",
   selection: null,     // a result name, or "#<node id>" for an unnamed selector
+  compiled: false,     // the Compile tab has compiled this program (a link re-compiles it)
   doc: null,           // the last evaluation document
 };
+
+// A link that cannot be opened: `message` says why, for the page.
+export class LinkError extends Error {}
 
 function toBase64Url(bytes) {
   let binary = "";
@@ -36,9 +41,14 @@ export async function encodeState(obj) {
 }
 
 export async function decodeState(text) {
-  const raw = await pipe(fromBase64Url(text), new DecompressionStream("deflate-raw"));
-  const obj = JSON.parse(new TextDecoder().decode(raw));
-  if (!obj || typeof obj.source !== "string") throw new Error("the link has no program");
+  let obj;
+  try {
+    const raw = await pipe(fromBase64Url(text), new DecompressionStream("deflate-raw"));
+    obj = JSON.parse(new TextDecoder("utf-8", { fatal: true }).decode(raw));
+  } catch (e) {
+    throw new LinkError("this link is incomplete or damaged (perhaps cut off when it was copied)");
+  }
+  if (!obj || typeof obj.source !== "string") throw new LinkError("this link holds no program");
   return obj;
 }
 
@@ -46,6 +56,8 @@ export async function decodeState(text) {
 export function shareable() {
   const out = { source: state.source, inputs: state.inputs.map(parseInputText).map((x) => x.value), view: state.view };
   if (state.selection) out.selection = state.selection;
+  if (state.current) out.current = state.current;
+  if (state.compiled) out.compiled = true;
   return out;
 }
 
@@ -56,26 +68,71 @@ export function applyShared(obj) {
   }
   if (typeof obj.view === "string") state.view = obj.view;
   state.selection = typeof obj.selection === "string" ? obj.selection : null;
-  state.current = 0;
+  const current = Number.isInteger(obj.current) ? obj.current : 0;
+  state.current = Math.max(0, Math.min(current, state.inputs.length - 1));
+  state.compiled = obj.compiled === true;
 }
 
 export async function linkFor(obj, path = "/") {
   return `${location.origin}${path}#v1=${await encodeState(obj)}`;
 }
 
+// The state in the address bar's hash: null when there is none, a LinkError when it cannot be read.
 export async function readHash() {
-  const m = location.hash.match(/^#v1=([A-Za-z0-9_-]+)$/);
-  if (!m) return null;
-  return decodeState(m[1]);
+  const hash = location.hash;
+  if (!hash || hash === "#") return null;
+  const m = hash.match(/^#v(\d+)=(.*)$/s);
+  if (!m) return null;   // some other fragment: not ours
+  if (m[1] !== "1") throw new LinkError(`this link is in a format (v${m[1]}) made by a newer rasplay`);
+  if (!m[2]) throw new LinkError("this link is empty after #v1= (perhaps cut off when it was copied)");
+  if (!/^[A-Za-z0-9_-]+$/.test(m[2])) {
+    throw new LinkError("this link is damaged: it holds characters a rasplay link never has");
+  }
+  return decodeState(m[2]);
 }
+
+// While a broken link is shown, the address bar keeps it (so it can be copied into a bug report)
+// until the user changes something.
+let addressLocked = false;
+export function lockAddress(on) { addressLocked = on; }
 
 let hashTimer = null;
 export function saveHashSoon() {
   clearTimeout(hashTimer);
   hashTimer = setTimeout(async () => {
+    saveDraft();
+    if (addressLocked) return;
     const fragment = `#v1=${await encodeState(shareable())}`;
     if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
   }, 300);
+}
+
+// A new history entry for a new program (an example loaded): Back returns to the previous one.
+export async function pushState() {
+  clearTimeout(hashTimer);
+  addressLocked = false;
+  saveDraft();
+  const fragment = `#v1=${await encodeState(shareable())}`;
+  if (location.hash !== fragment) history.pushState(null, "", location.pathname + fragment);
+}
+
+// ------------------------------------------------------------------ the local draft
+
+const DRAFT_KEY = "rasplay.draft.v1";
+
+export function saveDraft() {
+  try {
+    localStorage.setItem(DRAFT_KEY, JSON.stringify({ ...shareable(), saved: Date.now() }));
+  } catch (e) { /* storage full or disabled (private window): the hash still holds the state */ }
+}
+
+export function loadDraft() {
+  try {
+    const obj = JSON.parse(localStorage.getItem(DRAFT_KEY) || "null");
+    return obj && typeof obj.source === "string" ? obj : null;
+  } catch (e) {
+    return null;
+  }
 }
 
 // An input as typed: "[1, 2]" is a JSON list of tokens, anything else a string of characters.

@@ -1,8 +1,12 @@
 // The values table: every named s-op on the current input, one row per name, one column per
 // position, the tokens as the header, each row tagged with its layer (the REPL's full display, live).
 
+// Whitespace tokens get a visible symbol (a space would be a blank label).
+const WHITESPACE = { " ": "␣", "\t": "⇥", "\n": "↵", "\r": "␍" };
+
 export function formatValue(v) {
   if (v === null || v === undefined) return "·";
+  if (typeof v === "string" && v !== "" && v.trim() === "") return [...v].map((c) => WHITESPACE[c] || "·").join("");
   if (typeof v === "boolean") return v ? "T" : "F";
   if (typeof v === "number" && !Number.isInteger(v)) return String(Math.round(v * 1000) / 1000);
   return String(v);
