@@ -437,6 +437,9 @@ def test_train_reverse_to_99_percent_with_the_failing_ablation_alongside(guarded
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline and "rasplay-job-spare" not in _processes():
         time.sleep(1)
+    # the page's defaults aim at 45 s of training; a test on a shared machine allows more (the time to
+    # 99% is recorded, and measured by bench/train_click.py, not asserted)
+    page.fill("#train-time", "300")
     clicked = time.monotonic()
     page.click("#train-ablate")
     page.wait_for_selector(".run-line[data-run='1']")
@@ -511,7 +514,8 @@ def test_heatmap_cells_are_reachable_by_keyboard(guarded, server):
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowLeft")
     text = page.inner_text("#heatmap-cell")
-    assert text.startswith("query 1 (e) ← key 3 (l)") and text.endswith("(query 1 selects 1 key)"), text
+    assert text.startswith("query 1 (e, query value 3) ← key 3 (l, key value 3): selected"), text
+    assert text.endswith("(query 1 selects 1 key)"), text
     page.keyboard.press("Enter")
     assert page.inner_text("#heatmap-cell").startswith("locked: query 1")
     assert page.evaluate("document.activeElement.id") == "heatmap-plot"

@@ -124,7 +124,7 @@ function describe(doc, selId) {
     const ins = inputs.get(selId);
     parts.push(`keys: ${explainSide(doc, ins.keys)}, queries: ${explainSide(doc, ins.queries)}`);
   }
-  const library = node.names.map((name) => LIBRARY[name]).find(Boolean);
+  const library = [node.name, ...node.names].map((name) => LIBRARY[name]).find(Boolean);
   return { label: node.label, text: parts.join(" · "), library: library || null };
 }
 

@@ -13,7 +13,8 @@ const COLORS = ["#0072B2", "#D55E00"];
 
 // Defaults that reach >= 99% held-out per sequence on Reverse (lengths up to 16) fast on a small CPU
 // (bench/train_click.py measures them): stop at the target, or give up after the time budget.
-export const TRAIN_DEFAULTS = { max_len: 16, d_model: 64, steps: 3000, time_budget: 45, stop_at: 99, lr: 0.003 };
+export const TRAIN_DEFAULTS = { max_len: 16, d_model: 64, batch_size: 32, steps: 3000, time_budget: 45, stop_at: 99,
+  lr: 0.003 };
 let runs = [];          // {label, layers, job, events: [], result, source}
 let overlayMode = "trained";
 
@@ -81,7 +82,7 @@ function readForm() {
     layers: num("train-layers"), heads: num("train-heads"), d_model: num("train-d-model"),
     steps: num("train-steps"), time_budget: num("train-time"),
     stop_at: num("train-stop-at") === undefined ? undefined : Math.min(1, num("train-stop-at") / 100),
-    lr: num("train-lr") ?? (initModel ? undefined : TRAIN_DEFAULTS.lr),
+    lr: num("train-lr") ?? (initModel ? undefined : TRAIN_DEFAULTS.lr), batch_size: TRAIN_DEFAULTS.batch_size,
     supervise: document.getElementById("train-supervise").checked,
   };
 }
