@@ -28,8 +28,10 @@ class LiveServer:
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         if settings is None:
+            # no warm training process unless a test asks for one ("--train-warm", "1" in args: the last
+            # flag wins): importing PyTorch at every test server's start would slow the whole suite
             cmd = [sys.executable, "-m", "rasplay.server.cli", "serve", "--port", str(self.port),
-                   "--data-dir", str(data_dir), *args]
+                   "--data-dir", str(data_dir), "--train-warm", "0", *args]
         else:
             code = ("import uvicorn; from pathlib import Path; from rasplay.server.app import create_app; "
                     "from rasplay.server.settings import Settings; "

@@ -1,0 +1,13 @@
+"""A job runner for tests of server/jobs.py: no torch; says whether `warm()` ran in its process."""
+import os
+
+WARMED = {"pid": None}
+
+
+def warm():
+    WARMED["pid"] = os.getpid()
+
+
+def run(spec, emit, should_stop):
+    emit({"point": "phase", "phase": "test", "message": "running"})
+    return {"pid": os.getpid(), "warmed_here": WARMED["pid"] == os.getpid(), "echo": spec["x"]}

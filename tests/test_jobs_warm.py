@@ -1,0 +1,53 @@
+"""Training jobs start in a warm spare process when one is ready (server/jobs.py), and a new spare is
+started once no job runs."""
+from __future__ import annotations
+
+import asyncio
+import time
+
+from rasplay.server.jobs import JobManager
+
+
+async def _wait(job, timeout=60):
+    deadline = time.monotonic() + timeout
+    while job.status not in ("done", "failed", "cancelled", "timeout") and time.monotonic() < deadline:
+        await asyncio.sleep(0.05)
+    return job
+
+
+def test_a_job_starts_in_the_warm_spare_and_the_spare_is_replaced():
+    async def scenario():
+        jobs = JobManager("jobs_runner_fixture.run", max_running=2, max_queued=2, time_limit=60, warm=1)
+        try:
+            jobs.fill_spares()
+            (spare, _), = jobs._spares
+            first = await _wait(jobs.submit({"x": 1}))
+            assert first.status == "done" and first.warm and first.public()["warm"] is True
+            assert first.result == {"pid": spare.pid, "warmed_here": True, "echo": 1}
+            assert [e["phase"] for e in first.events] == ["test"]
+            # the spare was used up; a fresh one is started once no job runs
+            assert len(jobs._spares) == 1 and jobs._spares[0][0].pid != spare.pid
+            # two jobs at once: one gets the spare, the other a fresh (cold) process; both finish
+            a, b = jobs.submit({"x": 2}), jobs.submit({"x": 3})
+            await _wait(a), await _wait(b)
+            assert {a.status, b.status} == {"done"} and sorted([a.warm, b.warm]) == [False, True]
+            assert a.result["warmed_here"] == a.warm and b.result["warmed_here"] == b.warm
+        finally:
+            await jobs.close()
+        assert jobs._spares == []
+
+    asyncio.run(scenario())
+
+
+def test_without_warm_spares_jobs_start_cold():
+    async def scenario():
+        jobs = JobManager("jobs_runner_fixture.run", max_running=1, max_queued=1, time_limit=60)
+        try:
+            jobs.fill_spares()
+            assert jobs._spares == []
+            job = await _wait(jobs.submit({"x": 4}))
+            assert job.status == "done" and not job.warm and job.result["warmed_here"] is False
+        finally:
+            await jobs.close()
+
+    asyncio.run(scenario())
