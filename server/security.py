@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 
-EMBED_PATHS = frozenset({"/embed", "/embed/"})
+EMBED_PATHS = frozenset({"/embed"})   # the only framable page (the app serves the embed view at exactly /embed)
 
 # The browser app, the embed view and the API reference at /docs.
 PAGE_POLICY = (

@@ -136,3 +136,4 @@ def test_api_answers_never_carry_the_page_policy():
     assert dict(headers_for("/api/v1/evaluate"))["content-security-policy"].startswith("default-src 'none'")
     assert "frame-ancestors *" in dict(headers_for("/embed"))["content-security-policy"]
     assert "x-frame-options" in dict(headers_for("/embed/x"))
+    assert "x-frame-options" in dict(headers_for("/embed/"))
