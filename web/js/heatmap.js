@@ -73,11 +73,9 @@ export function hoverLines(lines) {
   return lines.map(plotlyText).join("<br>");
 }
 
-function cellLines(tokens, v, q, k, keyValues, queryValues) {
-  const qv = queryValues ? `, query value ${formatValue(queryValues[q])}` : "";
-  const kv = keyValues ? `, key value ${formatValue(keyValues[k])}` : "";
-  return [`query ${q} (${formatValue(tokens[q])}${qv}) ← key ${k} (${formatValue(tokens[k])}${kv})`,
-    v ? "selected" : "not selected"];
+// One side of a cell, as plain text: "query 2 (l, query value 2)".
+function sideText(role, i, tokens, values) {
+  return `${role} ${i} (${formatValue(tokens[i])}${values ? `, ${role} value ${formatValue(values[i])}` : ""})`;
 }
 
 // The caption above the heatmap, as DOM nodes (program text only ever as text).
@@ -127,8 +125,12 @@ export function showSelector(doc, nodeId, parts) {
   const keyValues = node.kind === "select" ? traced(doc, ins.keys) : null;
   const queryValues = node.kind === "select" ? traced(doc, ins.queries) : null;
   const widths = matrix.map((row) => row.reduce((a, b) => a + b, 0));
-  const hover = matrix.map((r, q) => r.map((v, k) => cellLines(tokens, v, q, k, keyValues, queryValues)));
-  drawHeatmap(plot, { matrix, tokens, hover: hover.map((r) => r.map(hoverLines)), widths })
+  const queryText = tokens.map((_, q) => sideText("query", q, tokens, queryValues));
+  const keyText = tokens.map((_, k) => sideText("key", k, tokens, keyValues));
+  const queryHtml = queryText.map(plotlyText), keyHtml = keyText.map(plotlyText);   // escaped once per side
+  const hover = matrix.map((r, q) => r.map((v, k) =>
+    `${queryHtml[q]} ← ${keyHtml[k]}<br>${v ? "<b>selected</b>" : "not selected"}`));
+  drawHeatmap(plot, { matrix, tokens, hover, widths })
     .then(() => { plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1); });
 
   // below: what the heads built on this selector read (per key) and produce (per query)
@@ -156,8 +158,9 @@ export function showSelector(doc, nodeId, parts) {
   plot.on && plot.on("plotly_click", (ev) => {
     const p = ev.points && ev.points[0];
     const [q, k] = (p && p.curveNumber === 0 && p.pointIndex) || [];   // a cell of the selector, not the widths
-    if (hover[q] && hover[q][k]) {
-      note.replaceChildren(...describe(doc, selId), el("br"), `locked: ${hover[q][k].join(", ")}`);
+    if (matrix[q] && matrix[q][k] !== undefined) {
+      const cell = `${queryText[q]} ← ${keyText[k]}, ${matrix[q][k] ? "selected" : "not selected"}`;
+      note.replaceChildren(...describe(doc, selId), el("br"), `locked: ${cell}`);
     }
   });
   return selId;
