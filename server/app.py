@@ -110,5 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(SecurityHeaders, embed_origins=settings.embed_origins)   # outermost: every response
+    # security headers go around everything, even Starlette's own error middleware (so a 500 has them too)
+    build_stack = app.build_middleware_stack
+    app.build_middleware_stack = lambda: SecurityHeaders(build_stack(), embed_origins=settings.embed_origins)
     return app

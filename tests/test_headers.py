@@ -137,3 +137,22 @@ def test_api_answers_never_carry_the_page_policy():
     assert "frame-ancestors *" in dict(headers_for("/embed"))["content-security-policy"]
     assert "x-frame-options" in dict(headers_for("/embed/x"))
     assert "x-frame-options" in dict(headers_for("/embed/"))
+
+
+def test_an_unexpected_server_error_has_the_headers_too(tmp_path):
+    """Starlette answers an unhandled exception from its outermost middleware; the headers wrap even that."""
+    from fastapi.routing import APIRoute
+    from fastapi.testclient import TestClient
+
+    from rasplay.server.app import create_app
+    from rasplay.server.settings import Settings
+
+    def boom():
+        raise RuntimeError("a bug")
+
+    app = create_app(Settings(data_dir=tmp_path))
+    app.router.routes.insert(0, APIRoute("/boom", boom))
+    r = TestClient(app, raise_server_exceptions=False).get("/boom")   # (no lifespan: no workers needed)
+    assert r.status_code == 500 and r.json()["error"]["kind"]
+    assert_not_framable(r)
+    assert_common(r)
