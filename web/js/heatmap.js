@@ -3,7 +3,7 @@
 // row's selector width; below, the aggregated values and the results.
 
 import { displayName, graphIndex, selectorOf, traced, usersOfSelector } from "./docmodel.js";
-import { loadPlotly, plotlyReady } from "./plotly.js";
+import { loadPlotly, plotlyConfig, plotlyReady, plotlyText } from "./plotly.js";
 import { el, formatValue } from "./values.js";
 
 export const SELECTED = "#0072B2";   // Okabe–Ito blue
@@ -25,7 +25,7 @@ export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL) {
 }
 
 function tickLabels(tokens, prefix) {
-  return tokens.map((t, i) => `${prefix}${i} ${formatValue(t)}`);
+  return tokens.map((t, i) => `${prefix}${i} ${plotlyText(formatValue(t))}`);
 }
 
 // Show every label when cells are large enough to read, else every step-th one.
@@ -36,8 +36,9 @@ function ticks(labels, size) {
 }
 
 // A generic heatmap: `matrix` (0/1) drawn filled, or `fill` (floats) drawn as a colour ramp with the
-// 0/1 `matrix` outlined on top. Reused by the Compile and Train views. `size`: px per cell (default:
-// from the matrix size). The matrix starts LABEL_ROOM px from the left, one column every `size` px.
+// 0/1 `matrix` outlined on top. Reused by the Compile and Train views. `hover` holds plotly markup: build
+// it with hoverLines(), which escapes the text in it. `size`: px per cell (default: from the matrix
+// size). The matrix starts LABEL_ROOM px from the left, one column every `size` px.
 export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tokens, hover, widths = null,
   fillTitle = "attention", title = "", size = null }) {
   const n = rowTokens.length, m = tokens.length;
@@ -73,7 +74,7 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
     width: LABEL_ROOM + area + right,
     height: n * size + LABEL_ROOM + top,
     margin: { l: LABEL_ROOM, r: right, t: top, b: LABEL_ROOM, pad: 0 },
-    title: title ? { text: title, font: { size: 13 }, x: 0, xanchor: "left", xref: "paper" } : undefined,
+    title: title ? { text: plotlyText(title), font: { size: 13 }, x: 0, xanchor: "left", xref: "paper" } : undefined,
     xaxis: { domain: [0, plotWidth / area], side: "bottom", tickangle: -45, title: { text: "keys", standoff: 4 },
       fixedrange: false, tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(x, size) },
     yaxis: { autorange: "reversed", title: { text: "queries", standoff: 4 },
@@ -85,8 +86,13 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
   };
   if (!widths) delete layout.xaxis2;
   plot.dataset.cell = String(size);
-  return window.Plotly.react(plot, traces, layout, { displaylogo: false, responsive: false,
-    modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } });
+  return window.Plotly.react(plot, traces, layout, plotlyConfig({ responsive: false,
+    modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } }));
+}
+
+// Hover text for plotly from lines of plain text (escaped, joined with <br>).
+export function hoverLines(lines) {
+  return lines.map(plotlyText).join("<br>");
 }
 
 function cellText(tokens, matrix, keyValues, queryValues, q, k) {
@@ -96,9 +102,12 @@ function cellText(tokens, matrix, keyValues, queryValues, q, k) {
     (matrix[q][k] ? "selected" : "not selected");
 }
 
+// The hover text of every cell: both sides escaped once per side, "selected" in bold.
 function hoverText(tokens, matrix, keyValues, queryValues) {
-  return matrix.map((row, q) => row.map((v, k) => cellText(tokens, matrix, keyValues, queryValues, q, k)
-    .replace(/: (selected|not selected)$/, (_, w) => (w === "selected" ? "<br><b>selected</b>" : "<br>not selected"))));
+  const side = (role, i, values) => plotlyText(`${role} ${i} (${formatValue(tokens[i])}` +
+    `${values ? `, ${role} value ${formatValue(values[i])}` : ""})`);
+  const queries = tokens.map((_, q) => side("query", q, queryValues)), keys = tokens.map((_, k) => side("key", k, keyValues));
+  return matrix.map((row, q) => row.map((v, k) => `${queries[q]} ← ${keys[k]}<br>${v ? "<b>selected</b>" : "not selected"}`));
 }
 
 // Plain words for the library's own selectors and for constants used as keys or queries.
