@@ -6,14 +6,17 @@ may leave 127.0.0.1); screenshots at 1280x800, 1920x1080, 1280x720, 800 and 600 
 640x480 embed go to test-artifacts/classroom-*.png (look at them)."""
 from __future__ import annotations
 
+import http.server
 import json
 import re
+import threading
 import time
+from contextlib import contextmanager
 
 import httpx
 import pytest
 
-from test_browser import ARTIFACTS, Guarded, browser, open_app, record_timing, runs, wait_for_run  # noqa: F401
+from test_browser import ARTIFACTS, Guarded, open_app, record_timing, runs, wait_for_run
 
 pytestmark = pytest.mark.browser
 
@@ -34,7 +37,7 @@ def server(tmp_path_factory):
 
 
 @pytest.fixture
-def guarded(browser):  # noqa: F811
+def guarded(browser):
     g = Guarded(browser)
     yield g
     g.close()
@@ -46,7 +49,7 @@ def shot(page, name: str, **kw):
 
 def ready(page, url, path="/"):
     open_app(page, url, path)
-    page.wait_for_function("document.getElementById('heatmap-plot').dataset.drawn", timeout=30000)
+    page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=30000)
 
 
 def set_program(page, source: str):
@@ -61,15 +64,15 @@ def set_program(page, source: str):
 def set_input(page, text: str, index: int = 0):
     before = runs(page)
     page.locator("#inputs input[type='text']").nth(index).fill(text)
-    page.wait_for_function(f"Number(document.body.dataset.runs || 0) > {before}", timeout=20000)
+    page.wait_for_function(f"() => Number(document.body.dataset.runs || 0) > {before}", timeout=20000)
 
 
 def load_example(page, example_id: str):
     before = runs(page)
     page.click("#examples-btn")
     page.click(f"[data-example='{example_id}']")
-    page.wait_for_function(f"Number(document.body.dataset.runs || 0) > {before}", timeout=20000)
-    page.wait_for_function("location.hash.startsWith('#v1=')")
+    page.wait_for_function(f"() => Number(document.body.dataset.runs || 0) > {before}", timeout=20000)
+    page.wait_for_function("() => location.hash.startsWith('#v1=')")
 
 
 def editor_text(page) -> str:
@@ -113,7 +116,7 @@ def test_the_draft_survives_a_reload_and_back_returns_after_loading_an_example(g
     ready(page, server.url)
     mine = REVERSE_OPP + "\n# my own work"
     set_program(page, mine)
-    page.wait_for_function("localStorage.getItem('rasplay.draft.v1') && "
+    page.wait_for_function("() => localStorage.getItem('rasplay.draft.v1') && "
                            "JSON.parse(localStorage.getItem('rasplay.draft.v1')).source.includes('my own work')")
     # a reload of the bare address (no hash) restores the draft, not the default example
     page.goto(server.url + "/")
@@ -140,7 +143,7 @@ def test_the_draft_survives_a_reload_and_back_returns_after_loading_an_example(g
 # ------------------------------------------------------------------ 3. presenter mode on a projector
 
 @pytest.mark.parametrize("size", [(1280, 720), (1920, 1080)])
-def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(browser, server, size):  # noqa: F811
+def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(browser, server, size):
     g = Guarded(browser)
     try:
         page = g.page()
@@ -153,7 +156,7 @@ def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(brow
             if layer > 1:
                 before = int(page.evaluate("Number(document.getElementById('heatmap-plot').dataset.drawn)"))
                 page.keyboard.press("ArrowRight")
-                page.wait_for_function(f"Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+                page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
             page.wait_for_timeout(300)
             assert page.inner_text("#layer-label") == f"Layer {layer} of 4"
             # nothing scrolls the page; the stepped layer's head, the heatmap and the layer's values are on screen
@@ -183,7 +186,7 @@ def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(brow
 # ------------------------------------------------------------------ 4. narrow windows and embeds
 
 @pytest.mark.parametrize("width", [800, 600])
-def test_narrow_windows_stay_usable(browser, server, width):  # noqa: F811
+def test_narrow_windows_stay_usable(browser, server, width):
     g = Guarded(browser)
     try:
         page = g.page()
@@ -209,19 +212,24 @@ def test_a_640x480_embed_in_an_iframe_is_usable_and_read_only(guarded, server):
     ready(page, server.url)
     set_program(page, REVERSE_OPP)
     page.click("#add-input")
-    page.wait_for_function("document.querySelectorAll('#inputs input[type=text]').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('#inputs input[type=text]').length === 2")
     set_input(page, "abcd", 1)
     page.click("#embed-btn")
     page.wait_for_selector("#toast a")
     link = page.get_attribute("#toast a", "href")
     host = guarded.page()
     host.set_viewport_size({"width": 700, "height": 540})
-    host.set_content(f'<body style="margin:0"><iframe id="f" src="{link}" width="640" height="480" '
-                     'style="border:1px solid #888"></iframe></body>')
+    with course_page(f'<body style="margin:0"><iframe id="f" src="{link}" width="640" height="480" '
+                     'style="border:1px solid #888"></iframe></body>') as url:
+        host.goto(url)
+        _check_embed(host)
+
+
+def _check_embed(host):
     frame = host.frame_locator("#f")
     frame.locator("body[data-ready='1']").wait_for(timeout=30000)
     inner = next(f for f in host.frames if "/embed" in f.url)
-    inner.wait_for_function("document.getElementById('heatmap-plot').dataset.drawn", timeout=30000)
+    inner.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=30000)
     # the read-only embed cannot remove inputs (nor add them), and the editor shows 8 lines or more
     assert inner.evaluate("[...document.querySelectorAll('.input-row button')].filter(b => b.offsetParent).length") == 0
     assert inner.locator("#inputs input[type='text']").count() == 2
@@ -232,20 +240,45 @@ def test_a_640x480_embed_in_an_iframe_is_usable_and_read_only(guarded, server):
     host.screenshot(path=ARTIFACTS / "classroom-embed-640x480.png")
 
 
+@contextmanager
+def course_page(html: str):
+    """A course page on another loopback origin that embeds rasplay (frame-ancestors needs an http page)."""
+    body = html.encode()
+
+    class Handler(http.server.BaseHTTPRequestHandler):
+        def do_GET(self):
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *args):
+            pass
+
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/course.html"
+    finally:
+        httpd.shutdown()
+
+
 # ------------------------------------------------------------------ 5. links keep the whole state
 
-def test_a_link_restores_input_tab_head_and_compiled_state(browser, guarded, server):  # noqa: F811
+def test_a_link_restores_input_tab_head_and_compiled_state(browser, guarded, server):
     page = guarded.page()
     ready(page, server.url)
     set_program(page, REVERSE_OPP)
     page.click("#add-input")
-    page.wait_for_function("document.querySelectorAll('#inputs input[type=text]').length === 2")
+    page.wait_for_function("() => document.querySelectorAll('#inputs input[type=text]').length === 2")
     set_input(page, "abcd", 1)
     page.click("#diagram .head-box[data-layer='1']")   # the selected head: length's full_s
     page.click("#tab-compile")
     page.click("#compile-start")
     page.wait_for_selector("#compile-summary table", timeout=60000)
-    page.wait_for_function("location.hash.length > 5 && window.rasplay.state.compiled")
+    page.wait_for_function("() => location.hash.length > 5 && window.rasplay.state.compiled")
     page.wait_for_timeout(500)
     state = page.evaluate("window.rasplay.state")
     assert state["current"] == 1 and state["view"] == "compile"
@@ -317,7 +350,7 @@ def test_an_input_over_the_limit_clears_the_values_and_the_heatmap(guarded, serv
     ready(page, server.url)
     assert page.locator(".values-table").count() == 1
     set_input(page, "a" * 300)
-    page.wait_for_function("document.getElementById('values').textContent.includes('the limit is 256')")
+    page.wait_for_function("() => document.getElementById('values').textContent.includes('the limit is 256')")
     assert page.locator(".values-table").count() == 0
     assert page.is_hidden("#heatmap-plot") and "limit" in page.inner_text("#heatmap-note")
     assert page.locator("#heatmap-below .below-row").count() == 0
@@ -343,12 +376,12 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
     set_program(page, REVERSE_OPP)
     # spaces get a visible symbol
     set_input(page, "a b")
-    page.wait_for_function("document.getElementById('heatmap-plot').data[0].x.join('|') === 'k0 a|k1 ␣|k2 b'")
+    page.wait_for_function("() => document.getElementById('heatmap-plot').data[0].x.join('|') === 'k0 a|k1 ␣|k2 b'")
     assert "␣" in page.inner_text(".values-table thead")
     for n in (32, 256):
         text = ("the quick brown fox jumps over a lazy dog " * 7)[:n]
         set_input(page, text)
-        page.wait_for_function(f"document.getElementById('heatmap-plot').data[0].x.length === {n}")
+        page.wait_for_function(f"() => document.getElementById('heatmap-plot').data[0].x.length === {n}")
         page.wait_for_timeout(300)
         # fitted: the whole matrix inside its panel, no horizontal scrolling needed
         fits = page.evaluate("""() => { const s = document.getElementById('heatmap-scroll');
@@ -362,7 +395,7 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
         shot(page, f"long-{n}-fit")
     # zoomed: readable cells, and the box scrolled so that the selected cells are in view
     page.click("#heatmap-zoom")
-    page.wait_for_function("document.getElementById('heatmap-plot').dataset.mode === 'zoom' && "
+    page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.mode === 'zoom' && "
                            "Number(document.getElementById('heatmap-plot').dataset.cell) >= 18")
     page.wait_for_timeout(500)
     visible = page.evaluate("""() => { const plot = document.getElementById('heatmap-plot');
@@ -419,7 +452,7 @@ def test_the_diagram_routes_edges_around_boxes_names_heads_apart_and_fits(guarde
             shot(page, f"diagram-{example}-1280x800")
     # the library's full_s is explained in plain words
     page.click("#diagram .head-box[data-layer='1']")
-    page.wait_for_function("document.getElementById('heatmap-note').textContent.includes('every query selects every key')")
+    page.wait_for_function("() => document.getElementById('heatmap-note').textContent.includes('every query selects every key')")
     assert "constant" in page.inner_text("#heatmap-note")
 
 
@@ -444,16 +477,16 @@ def test_train_reverse_to_99_percent_with_the_failing_ablation_alongside(guarded
     page.click("#train-ablate")
     page.wait_for_selector(".run-line[data-run='1']")
     # both run at once, and while they start the page says what they are doing
-    page.wait_for_function("document.querySelectorAll('.run-line[data-status=\"queued\"]').length === 0 && "
+    page.wait_for_function("() => document.querySelectorAll('.run-line[data-status=\"queued\"]').length === 0 && "
                            "document.querySelectorAll('.run-line').length === 2", timeout=20000)
     seen_starting = page.inner_text("#train-status")
     assert "queued" not in seen_starting
-    page.wait_for_function("[...document.querySelectorAll('.run-line')].every(l => l.dataset.status !== 'queued')")
+    page.wait_for_function("() => [...document.querySelectorAll('.run-line')].every(l => l.dataset.status !== 'queued')")
     # the predicted model reaches 99% held-out per sequence; the 1-layer one fails
-    page.wait_for_function("document.querySelector('.run-line[data-run=\"0\"]').dataset.status === 'done'",
+    page.wait_for_function("() => document.querySelector('.run-line[data-run=\"0\"]').dataset.status === 'done'",
                            timeout=420000)
     first_done = time.monotonic() - clicked
-    page.wait_for_function("document.querySelector('.run-line[data-run=\"1\"]').dataset.status === 'done'",
+    page.wait_for_function("() => document.querySelector('.run-line[data-run=\"1\"]').dataset.status === 'done'",
                            timeout=420000)
     status = page.inner_text("#train-status")
     first, second = status.split("\n")[:2]
@@ -481,7 +514,7 @@ def test_beta_heading_study_wording_and_the_fine_tune_note(guarded, server):
     page.click("#compile-start")
     page.wait_for_selector("#compile-summary table", timeout=60000)
     page.click("#compile-study")
-    page.wait_for_function("document.getElementById('compile-study-note').textContent.startsWith('Exact')", timeout=120000)
+    page.wait_for_function("() => document.getElementById('compile-study-note').textContent.startsWith('Exact')", timeout=120000)
     note = page.inner_text("#compile-study-note")
     assert not re.search(r"all \d+ inputs.*\(a sample\)", note), note
     page.click("#compile-finetune")
@@ -508,13 +541,13 @@ def test_heatmap_cells_are_reachable_by_keyboard(guarded, server):
     page = guarded.page()
     ready(page, server.url)
     page.focus("#heatmap-plot")
-    page.wait_for_function("document.getElementById('heatmap-cell').textContent.length > 0")
+    page.wait_for_function("() => document.getElementById('heatmap-cell').textContent.length > 0")
     start = page.inner_text("#heatmap-cell")
     assert start.startswith("query 0 (h") and "selected" in start
     page.keyboard.press("ArrowDown")
     page.keyboard.press("ArrowLeft")
     text = page.inner_text("#heatmap-cell")
-    assert text.startswith("query 1 (e, query value 3) ← key 3 (l, key value 3): selected"), text
+    assert text.startswith("query 1 (e, query value 3) ← key 3 (l, key value 3), selected"), text
     assert text.endswith("(query 1 selects 1 key)"), text
     page.keyboard.press("Enter")
     assert page.inner_text("#heatmap-cell").startswith("locked: query 1")

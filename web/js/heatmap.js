@@ -86,7 +86,8 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
   };
   if (!widths) delete layout.xaxis2;
   plot.dataset.cell = String(size);
-  return window.Plotly.react(plot, traces, layout, plotlyConfig({ responsive: false,
+  // no mode bar: it would cover the first cells (the panel has its own export and zoom buttons)
+  return window.Plotly.react(plot, traces, layout, plotlyConfig({ responsive: false, displayModeBar: false,
     modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } }));
 }
 
@@ -98,7 +99,7 @@ export function hoverLines(lines) {
 function cellText(tokens, matrix, keyValues, queryValues, q, k) {
   const qv = queryValues ? `, query value ${formatValue(queryValues[q])}` : "";
   const kv = keyValues ? `, key value ${formatValue(keyValues[k])}` : "";
-  return `query ${q} (${formatValue(tokens[q])}${qv}) ← key ${k} (${formatValue(tokens[k])}${kv}): ` +
+  return `query ${q} (${formatValue(tokens[q])}${qv}) ← key ${k} (${formatValue(tokens[k])}${kv}), ` +
     (matrix[q][k] ? "selected" : "not selected");
 }
 
@@ -264,6 +265,8 @@ export function showSelector(doc, nodeId, parts) {
     const q = p.pointIndex[0], k = p.pointIndex[1];
     heatmapView.cursor = [q, k];
     say(q, k, true);
+    renderNote(note, doc, selId);
+    note.append(el("br"), `locked: ${cellText(tokens, matrix, keyValues, queryValues, q, k)}`);
     if (!heatmapView.zoom && size < READABLE && parts.onZoom) parts.onZoom();   // a small map: click zooms there
   });
   plot.onkeydown = (e) => {
