@@ -9,7 +9,8 @@ import { el, formatValue } from "./values.js";
 export const SELECTED = "#0072B2";   // Okabe–Ito blue
 export const EMPTY = "#f1f3f6";
 
-const LABEL_ROOM = 76;     // px left of and below the matrix for the position/token labels
+const LABEL_ROOM = 76;
+const TOP_ROOM = 30;       // px above the matrix: plotly's mode bar sits there, not over the first cells     // px left of and below the matrix for the position/token labels
 const SIDE = 46;           // px of the width column
 const MIN_CELL = 2, MAX_CELL = 30, READABLE = 18;
 
@@ -20,7 +21,7 @@ function cellSize(n) {
 // The cell size that fits an n x m matrix (with its labels and width column) into `box` px.
 export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL) {
   const w = Math.floor((box.width - LABEL_ROOM - side - 24) / Math.max(m, 1));
-  const h = Math.floor((box.height - LABEL_ROOM - 24) / Math.max(n, 1));
+  const h = Math.floor((box.height - LABEL_ROOM - TOP_ROOM - 14) / Math.max(n, 1));
   return Math.max(MIN_CELL, Math.min(largest, w, Math.max(h, MIN_CELL)));
 }
 
@@ -68,7 +69,7 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
   const plotWidth = m * size, sideWidth = widths ? SIDE : 0;
   const area = plotWidth + sideWidth;
   const right = 10 + (fill ? 70 : 0);
-  const top = title ? 34 : 10;
+  const top = (title ? 34 : 0) + TOP_ROOM;   // room for plotly's mode bar above the cells
   const font = size < 12 ? 9 : size >= 40 ? 15 : 11;
   const layout = {
     width: LABEL_ROOM + area + right,
@@ -86,8 +87,7 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
   };
   if (!widths) delete layout.xaxis2;
   plot.dataset.cell = String(size);
-  // no mode bar: it would cover the first cells (the panel has its own export and zoom buttons)
-  return window.Plotly.react(plot, traces, layout, plotlyConfig({ responsive: false, displayModeBar: false,
+  return window.Plotly.react(plot, traces, layout, plotlyConfig({ responsive: false,
     modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } }));
 }
 
@@ -168,7 +168,7 @@ function belowRows(below, rows, size, m) {
 }
 
 // Scroll the scrolling box so that cell (q, k) of a drawn heatmap is in view.
-function scrollToCell(scroller, size, q, k, top = 10) {
+function scrollToCell(scroller, size, q, k, top = TOP_ROOM) {
   if (!scroller) return;
   const x = LABEL_ROOM + k * size, y = top + q * size;
   const pad = 40;
