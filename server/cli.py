@@ -278,7 +278,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="the program (.rasp), or - for standard input")
     p.add_argument("--vocab", required=True, help="the input tokens: a string (one per character) or a JSON list")
     p.add_argument("--max-len", type=int, required=True, help="the longest input the model must handle")
-    p.add_argument("--output", help="the s-op to compile (default: the last one the program defines)")
+    p.add_argument("--output", help="the s-op to compile (default: the '# output:' header, else the last s-op)")
     p.add_argument("--bos", default="<bos>", help="the BOS token (default <bos>)")
     p.add_argument("--encoding", action="append", metavar="NAME=ENC",
                    help="force an s-op's encoding: categorical or numerical (repeat for several)")

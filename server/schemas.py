@@ -122,6 +122,9 @@ class Trace(BaseModel):
 
 class EvaluationDocument(BaseModel):
     inputs: list[list[Token]]
+    output: Optional[str] = Field(description="the program's default output: the s-op named by its `# output:` "
+                                              "header, else the last s-op it defines (null when it defines none); "
+                                              "compile and train use it when no output is given")
     results: dict[str, Result]
     analysis: Analysis
     diagnostics: list[Diagnostic]

@@ -1,6 +1,6 @@
 """Layer and head allocation (DESIGN section 3) and the dependency graph."""
 from rasplay import engine
-from rasplay.server.examples import find_example
+from rasplay.engine.examples import find_example
 
 
 def analysis_of(example_id: str, output=None):

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from rasplay.server.links import decode_state
-from rasplay.server.examples import load_examples
+from rasplay.engine.examples import load_examples
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);\n"
 

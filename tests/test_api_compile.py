@@ -3,7 +3,7 @@ import io
 
 import numpy as np
 
-from rasplay.server.examples import find_example
+from rasplay.engine.examples import find_example
 
 REVERSE = find_example("reverse").source
 

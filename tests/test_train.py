@@ -10,7 +10,7 @@ from rasplay import engine
 
 torch = pytest.importorskip("torch")
 from rasplay.engine.train import (TrainConfig, TrainError, load_task, make_data, train)  # noqa: E402
-from rasplay.engine.train.model import ModelConfig, Transformer, load_model, model_from_state, save_model  # noqa: E402
+from rasplay.engine.train.model import ModelConfig, TrainableTransformer, load_model, model_from_state, save_model  # noqa: E402
 from rasplay.engine.train.run import attention_maps, extract_attention  # noqa: E402
 
 pytestmark = pytest.mark.train
@@ -120,7 +120,7 @@ def random_model(layer_norm=True, **kw):
     torch.manual_seed(0)
     c = ModelConfig(vocab=list("abc") + ["<bos>"], max_len=7, d_model=12, n_layers=2, n_heads=3, d_head=5, d_mlp=9,
                     layer_norm=layer_norm, bos_id=3, output={"kind": "categorical", "classes": [1, 2, 3]}, **kw)
-    return Transformer(c)
+    return TrainableTransformer(c)
 
 
 def test_attention_shapes_row_sums_and_padding():
