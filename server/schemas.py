@@ -167,6 +167,7 @@ class Health(BaseModel):
     workers: int
     limits: dict[str, Any]
     training: dict[str, Any] = Field(description="training jobs running and queued, and their limits")
+    cache: dict[str, int] = Field(description="the response cache of /evaluate and /analyze: entries, hits, misses")
 
 
 class TrainRequest(BaseModel):
