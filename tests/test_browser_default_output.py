@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from rasplay.server.links import link_fragment
-from test_browser import Guarded, browser, open_app, set_program  # noqa: F401  (browser: the fixture)
+from test_browser import Guarded, open_app, set_program
 
 pytestmark = pytest.mark.browser
 SHIFT = (Path(__file__).resolve().parents[1] / "examples" / "shift.rasp").read_text()

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rasplay.server.links import decode_state, encode_state, link_fragment
-from test_browser import Guarded, browser, open_app  # noqa: F401  (browser: the fixture)
+from test_browser import Guarded, open_app
 
 FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "share_links_v1.json").read_text(encoding="utf-8"))
 CASES = FIXTURE["cases"]
