@@ -137,8 +137,8 @@ def served(installed):
         log.close()
 
 
-def test_the_page_and_every_asset_it_references_are_served(served):
-    seen, queue = {}, ["/"]
+def test_the_pages_and_every_asset_they_reference_are_served(served):
+    seen, queue = {}, ["/", "/embed", "/docs"]
     with httpx.Client(base_url=served, timeout=30) as c:
         while queue:
             path = queue.pop()
@@ -147,7 +147,7 @@ def test_the_page_and_every_asset_it_references_are_served(served):
             r = c.get(path)
             assert r.status_code == 200 and r.content, path
             seen[path] = r.content
-            if path == "/" or path.endswith((".js", ".html")) and not path.startswith("/vendor/"):
+            if path in ("/", "/embed", "/docs") or path.endswith((".js", ".html")) and not path.startswith("/vendor/"):
                 base = path.rsplit("/", 1)[0] + "/"
                 for ref in REFERENCES.findall(r.text):
                     if not ASSET.fullmatch(ref):
@@ -155,6 +155,7 @@ def test_the_page_and_every_asset_it_references_are_served(served):
                     queue.append(ref if ref.startswith("/") else "/" + os.path.normpath(base.lstrip("/") + ref))
     assert {"/style.css", "/favicon.svg", "/js/main.js", "/vendor/codemirror.bundle.js",
             "/vendor/plotly.min.js"} <= set(seen)
+    assert any(p.startswith("/vendor/swagger-ui/") for p in seen)          # the API reference, offline
     assert len([p for p in seen if p.startswith("/js/")]) >= 10
     # every file of the app is served as it is in the repository
     app_files = [p for p in (ROOT / "web").rglob("*") if p.is_file() and "codemirror-build" not in p.parts
