@@ -44,7 +44,7 @@ def first_visits(browser, url: str, visits: int) -> list[tuple[float, float]]:
         page.goto(url)
         page.wait_for_selector("body[data-ready='1']", timeout=30000)
         ready = time.monotonic() - start
-        page.wait_for_function(DRAWN, timeout=30000)
+        page.wait_for_function(f"() => {DRAWN}", timeout=30000)
         out.append((ready, time.monotonic() - start))
         context.close()
     return out
@@ -55,18 +55,18 @@ def ctrl_enter_to_heatmap(browser, url: str, presses: int) -> list[float]:
     guard(context)
     page = context.new_page()
     page.goto(url)
-    page.wait_for_function(DRAWN, timeout=30000)
+    page.wait_for_function(f"() => {DRAWN}", timeout=30000)
     runs = "Number(document.body.dataset.runs || 0)"
     before = page.evaluate(runs)
     page.fill(".input-row input[type='text']", "abcdefghijklmnopqrstuvwxyzabcdef")  # 32 tokens
-    page.wait_for_function(f"{runs} > {before}")
+    page.wait_for_function(f"() => {runs} > {before}")
     samples = []
     for _ in range(presses):
         drawn = page.evaluate(f"Number({DRAWN})")
         page.click(".cm-content")
         start = page.evaluate("performance.now()")
         page.keyboard.press("Control+Enter")
-        page.wait_for_function(f"Number({DRAWN}) > {drawn}")
+        page.wait_for_function(f"() => Number({DRAWN}) > {drawn}")
         samples.append(page.evaluate("performance.now()") - start)
     context.close()
     return samples
