@@ -259,7 +259,7 @@ def _print_check(path: str, r: dict) -> None:
             print(f"  first wrong s-op: {s['name']} (layer {s['layer']}): expected {show(s['expected'])}, "
                   f"got {s['error'] or show(s['got'])}")
         if s["selector"]:
-            print(f"  look at the selector: {s['selector']}")
+            print(f"  look at the selector: {s['selector_name'] or s['selector']}")
     b = r["budget"]
     if b is not None:
         parts = [f"{k.replace('_', ' ')} {v['used']}" + (f"/{v['max']}" if v["max"] is not None else "")

@@ -318,6 +318,7 @@ class WrongSop(BaseModel):
     got: Optional[list[Any]] = None
     error: Optional[str] = None
     selector: Optional[str] = Field(None, description="the selector to look at (a name, or #id of an unnamed one)")
+    selector_name: Optional[str] = Field(None, description="its name for people (e.g. a library selector's)")
 
 
 class Counterexample(BaseModel):

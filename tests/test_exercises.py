@@ -126,6 +126,7 @@ def test_a_wrong_program_gets_the_shortest_counterexample_and_the_first_wrong_so
     graph = evaluate(REVERSE_OFF_BY_ONE, ["a"])["analysis"]["graph"]
     selector = next(n for n in graph["nodes"] if f"#{n['id']}" == c["sop"]["selector"])
     assert selector["kind"] == "select" and selector["layer"] == 1
+    assert c["sop"]["selector_name"] == "full_s"
     assert r["inputs_right"] == 0
 
 

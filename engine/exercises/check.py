@@ -114,15 +114,16 @@ def _ancestors(graph: dict, start: int) -> list[int]:
     return order
 
 
-def _selector_to_show(graph: dict, node_id: int) -> str | None:
-    """The selector of the attention nearest to node_id (itself or what it depends on): its name, or #id."""
+def _selector_to_show(graph: dict, node_id: int) -> tuple[str | None, str | None]:
+    """The selector of the attention nearest to node_id (itself or what it depends on): its name in the
+    program, or #id when it has none, and the name to show (e.g. a library selector's)."""
     nodes = {n["id"]: n for n in graph["nodes"]}
     selector_of = {e["target"]: e["source"] for e in graph["edges"] if e["role"] == "selector"}
     for nid in _ancestors(graph, node_id):
         if nodes[nid]["kind"] in ("aggregate", "selector_width") and nid in selector_of:
             sel = nodes[selector_of[nid]]
-            return sel["names"][0] if sel["names"] else f"#{sel['id']}"
-    return None
+            return (sel["names"][0] if sel["names"] else f"#{sel['id']}"), sel["name"]
+    return None, None
 
 
 def _culprit(exercise: Exercise, source: str, inp, limits: Limits) -> dict:
@@ -144,9 +145,11 @@ def _culprit(exercise: Exercise, source: str, inp, limits: Limits) -> dict:
         r = mine["results"][name]
         expected = theirs["values"][0] if theirs else None
         if name == exercise.target or not same_values(expected, r["values"][0]):
+            selector, shown = _selector_to_show(graph, by_name[name])
             return {"name": name, "layer": r["layer"], "expected": expected, "got": r["values"][0],
-                    "error": r["errors"][0], "selector": _selector_to_show(graph, by_name[name])}
-    return {"name": exercise.target, "layer": 0, "expected": None, "got": None, "error": None, "selector": None}
+                    "error": r["errors"][0], "selector": selector, "selector_name": shown}
+    return {"name": exercise.target, "layer": 0, "expected": None, "got": None, "error": None, "selector": None,
+            "selector_name": None}
 
 
 def check(exercise: Exercise, source: str, limits: Limits | None = None,

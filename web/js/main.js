@@ -16,6 +16,7 @@ import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, ren
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
   startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
+import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises } from "./exercises.js";
 
 const $ = (id) => document.getElementById(id);
 const embedMode = location.pathname.replace(/\/+$/, "") === "/embed";
@@ -59,6 +60,7 @@ async function runNow() {
     if (seq !== runSeq) return;
     state.doc = doc;
     renderAll();
+    afterRun();
     const ms = performance.now() - started;
     timings.push(ms);
     const errors = doc.diagnostics.filter((d) => d.severity === "error").length;
@@ -144,6 +146,7 @@ function renderAll() {
   renderValues($("values"), doc, state.current, {
     onSelect: select, opensHeatmap, selection: state.selection, presentLayer,
   });
+  decorateValues($("values"));
   renderDiagram($("diagram"), $("diagram-totals"), doc, {
     onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer,
   });
@@ -417,6 +420,11 @@ function wire() {
     else if ((e.ctrlKey || e.metaKey) && e.key === "Enter" && !e.target.closest(".cm-editor")) { e.preventDefault(); runNow(); }
   });
   window.addEventListener("hashchange", async () => {
+    const exerciseId = exerciseIdFromHash();
+    if (exerciseId) {
+      if (!state.exercise || state.exercise.id !== exerciseId) enterExercise(exerciseId).catch((e) => toast(e.message));
+      return;
+    }
     const shared = await readHash().catch(() => null);
     if (shared && shared.source !== state.source) {
       applyShared(shared);
@@ -431,7 +439,13 @@ async function main() {
     document.body.classList.add("embed");
     $("embed-bar").hidden = false;
   }
-  await initialState();
+  initExercises({ editor: () => editor, runNow, toast, embedMode });
+  const exerciseId = exerciseIdFromHash();
+  let exerciseOpened = false;
+  if (exerciseId) {
+    try { await enterExercise(exerciseId); exerciseOpened = true; } catch (e) { toast(`No exercise '${exerciseId}': ${e.message}`); }
+  }
+  if (!exerciseOpened) await initialState();
   editor = await createEditor($("editor"), {
     initial: state.source, readOnly: embedMode,
     onChange: (text) => { state.source = text; scheduleRun(); },
@@ -442,7 +456,7 @@ async function main() {
   renderInputs();
   await runNow();
   if (state.view !== "program" && $(`view-${state.view}`)) showView(state.view);
-  if (embedMode) $("open-in-rasplay").href = await linkFor(shareable(), "/");
+  if (embedMode) $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
   document.body.dataset.ready = "1";
   loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
   // hooks for tests and the curious: the state and the run timings
