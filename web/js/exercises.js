@@ -64,7 +64,7 @@ export function initExercises(context) {
     state.source = state.exercise.starter;
     ctx.runNow();
   });
-  $("exercise-leave").addEventListener("click", leaveExercise);
+  $("exercise-leave").addEventListener("click", () => leaveExercise());
   $("exercise-link").addEventListener("click", async () => {
     if (!state.exercise) return;
     const link = exerciseLink(state.exercise.id);
@@ -100,12 +100,12 @@ export async function enterExercise(id) {
   }
 }
 
-export function leaveExercise() {
+export function leaveExercise(run = true) {
   state.exercise = null;
   state.check = null;
   $("exercise-panel").hidden = true;
   document.body.classList.remove("exercising");
-  ctx.runNow();
+  if (run) ctx.runNow();
 }
 
 export async function openExerciseGallery() {

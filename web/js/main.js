@@ -16,7 +16,8 @@ import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, ren
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
   startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
-import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises } from "./exercises.js";
+import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises,
+  leaveExercise } from "./exercises.js";
 
 const $ = (id) => document.getElementById(id);
 const embedMode = location.pathname.replace(/\/+$/, "") === "/embed";
@@ -427,6 +428,7 @@ function wire() {
     }
     const shared = await readHash().catch(() => null);
     if (shared && shared.source !== state.source) {
+      if (state.exercise) leaveExercise(false);
       applyShared(shared);
       editor.setValue(state.source);
       runNow();
