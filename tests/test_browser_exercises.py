@@ -129,3 +129,18 @@ def test_an_unknown_exercise_link_falls_back_to_the_playground(guarded, live_ser
     assert page.is_hidden("#exercise-panel")
     assert "No exercise 'nonesuch'" in page.inner_text("#toast")
     assert page.locator(".values-table tr[data-name='reverse']").count() == 1
+
+
+def test_leaving_an_exercise_and_following_exercise_links(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url, "/#x=sort")
+    assert page.inner_text("#exercise-title") == "Sort"
+    assert page.evaluate("location.hash") == "#x=sort"
+    before = runs(page)
+    page.evaluate("location.hash = '#x=dyck1'")        # a course page's link, followed in the same tab
+    wait_for_run(page, before)
+    assert page.inner_text("#exercise-title") == "Dyck-1: balanced parentheses"
+    assert page.locator("#exercise-budget .budget-row").count() == 1   # dyck1 has only a layer budget
+    page.click("#exercise-leave")
+    page.wait_for_function("document.getElementById('exercise-panel').hidden", polling=100, timeout=10000)
+    page.wait_for_function("location.hash.startsWith('#v1=')", timeout=5000)   # an ordinary shareable state again

@@ -282,3 +282,9 @@ def test_cli_check_with_a_teacher_folder_and_a_file_and_bad_ones(tmp_path):
     assert bad.returncode == 2 and "bad.exercise: the header needs '# target:'" in bad.stderr
     unknown = run("--exercise", "nonesuch")
     assert unknown.returncode == 2 and "no such exercise (known: length, reverse" in unknown.stderr
+
+
+def test_a_constant_target_is_explained():
+    r = check(shipped("dyck1"), 'dyck1 = "P";')
+    assert r["status"] == "error" and "not an s-op, e.g. a constant" in r["message"]
+    assert "e.g. a constant" not in check(shipped("dyck1"), "x = tokens;")["message"]

@@ -21,6 +21,10 @@ CACHE_SIZE = 64
 _IDENT = re.compile(r'#[^\n]*|"[^"\n]*"|\'[^\'\n]*\'|[A-Za-z_][A-Za-z0-9_]*')
 
 
+class ReferenceTimeout(ExerciseError):
+    """The reference ran out of the check's time (a busy machine, or a file whose reference is slow)."""
+
+
 def _engine_limits(base: Limits, check_limits: CheckLimits, n_inputs: int, deadline: float) -> Limits:
     return base.with_(max_inputs=max(n_inputs, 1), max_input_length=check_limits.max_length,
                       eval_seconds=max(deadline - time.monotonic(), 0.001))
@@ -44,8 +48,8 @@ def reference_values(exercise: Exercise, check_limits: CheckLimits = CHECK_LIMIT
     doc = evaluate(exercise.reference, inputs, names=[exercise.target], input_format=exercise.input_format,
                    limits=limits)
     if _timeout(doc):
-        raise ExerciseError(exercise.path, f"the reference took longer than the check's time limit "
-                                           f"({check_limits.seconds:g} s)")
+        raise ReferenceTimeout(exercise.path, f"the reference took longer than the check's time limit "
+                                              f"({check_limits.seconds:g} s)")
     result = doc["results"].get(exercise.target)
     if result is None or result["kind"] != "sop":
         problems = "; ".join(d["message"] for d in doc["diagnostics"] if d["severity"] == "error")
@@ -175,7 +179,11 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
         result["diagnostics"] = banned
         d = banned[0]
         return done("error", f"line {d['line']}, col {d['col']}: {d['message']}")
-    inputs, expected = reference_values(exercise, check_limits, deadline)
+    try:
+        inputs, expected = reference_values(exercise, check_limits, deadline)
+    except ReferenceTimeout as e:
+        result["diagnostics"] = [{"severity": "error", "kind": "timeout", "message": e.message}]
+        return done("error", e.message)
     result["inputs_checked"] = len(inputs)
     limits = _engine_limits(base, check_limits, len(inputs), deadline)
     doc = evaluate(source, inputs, names=[exercise.target], input_format=exercise.input_format, limits=limits)
@@ -185,10 +193,13 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
         return done("error", timeout["message"])
     mine = doc["results"].get(exercise.target)
     if mine is None:
-        first = next((d for d in doc["diagnostics"] if d["severity"] == "error"
+        missing = f"the program defines no s-op or selector named '{exercise.target}'"
+        first = next((d for d in doc["diagnostics"] if d["severity"] == "error" and d["message"] != missing
                       and d.get("kind") in ("syntax", "name", "load", "limit", "type")), None)
         where = f"line {first['line']}, col {first['col']}: " if first and first.get("line") else ""
         reason = f" ({where}{first['message']})" if first else ""
+        if not first and re.search(rf"(^|[;\s]){re.escape(exercise.target)}\s*=[^=]", source):
+            reason = " (it is assigned a value that is not an s-op, e.g. a constant: make it depend on tokens or indices)"
         return done("error", f"the program does not define the s-op '{exercise.target}'{reason}")
     if mine["kind"] != "sop":
         return done("error", f"'{exercise.target}' must be an s-op, but the program makes it a selector")
