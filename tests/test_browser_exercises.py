@@ -136,6 +136,9 @@ def test_leaving_an_exercise_and_following_exercise_links(guarded, live_server):
     open_app(page, live_server.url, "/#x=sort")
     assert page.inner_text("#exercise-title") == "Sort"
     assert page.evaluate("location.hash") == "#x=sort"
+    page.click("#embed-btn")                           # in an exercise, Embed gives the exercise's embed link
+    page.wait_for_selector("#toast:not([hidden]) a")
+    assert page.inner_text("#toast a") == f"{live_server.url}/embed#x=sort"
     before = runs(page)
     page.evaluate("location.hash = '#x=dyck1'")        # a course page's link, followed in the same tab
     wait_for_run(page, before)

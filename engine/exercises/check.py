@@ -223,8 +223,9 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
                 for k, v in result["budget"].items() if k != "within" and not v["ok"]]
         return done("over_budget", f"right on all {len(inputs)} inputs, but over budget: {', '.join(over)}")
     b = result["budget"]
-    return done("pass", f"right on all {len(inputs)} inputs, within budget ({b['layers']['used']} layers, "
-                        f"{b['heads']['used']} heads)")
+    layers, heads = b["layers"]["used"], b["heads"]["used"]
+    return done("pass", f"right on all {len(inputs)} inputs, within budget ({layers} layer{'s' * (layers != 1)}, "
+                        f"{heads} head{'s' * (heads != 1)})")
 
 
 _PARSED: "OrderedDict[tuple, Exercise]" = OrderedDict()

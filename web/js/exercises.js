@@ -126,6 +126,11 @@ export async function openExerciseGallery() {
   if (first) first.focus();
 }
 
+// `name` in a task becomes <code>name</code> (as text nodes: nothing from the file is parsed as HTML)
+function withCode(text) {
+  return text.split("`").map((part, i) => (i % 2 ? el("code", {}, part) : document.createTextNode(part)));
+}
+
 function budgetWords(budget) {
   const parts = [];
   if (budget.max_layers !== null) parts.push(`${budget.max_layers} layer${budget.max_layers === 1 ? "" : "s"}`);
@@ -141,7 +146,7 @@ function renderPanel() {
   $("exercise-panel").hidden = false;
   document.body.classList.add("exercising");
   $("exercise-title").textContent = ex.title;
-  $("exercise-task").textContent = ex.task;
+  $("exercise-task").replaceChildren(...withCode(ex.task));
   const alphabet = ex.input_format === "str" ? ex.alphabet.join("") : JSON.stringify(ex.alphabet);
   const generated = ex.alphabet.length ? ` over ${alphabet || "—"}, lengths ${ex.lengths[0]} to ${ex.lengths[1]}` : "";
   $("exercise-meta").textContent = `Target: ${ex.target}. A check runs your program on ${ex.inputs} inputs${generated}` +

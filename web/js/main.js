@@ -398,7 +398,7 @@ function wire() {
     } catch (e) { toast(e.message); }
   });
   $("embed-btn").addEventListener("click", async () => {
-    const link = await embedLink();
+    const link = state.exercise ? exerciseLink(state.exercise.id, "/embed") : await embedLink();
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
     toast((await copyText(snippet)) ? "Embed code copied; the embed link:" : "Embed link:", link);
   });
