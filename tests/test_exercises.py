@@ -288,3 +288,22 @@ def test_a_constant_target_is_explained():
     r = check(shipped("dyck1"), 'dyck1 = "P";')
     assert r["status"] == "error" and "not an s-op, e.g. a constant" in r["message"]
     assert "e.g. a constant" not in check(shipped("dyck1"), "x = tokens;")["message"]
+
+
+@pytest.mark.parametrize("k", [-1, 0, 1, 2, 3])
+def test_only_the_right_offset_passes(k):
+    src = f"opp = length - indices - {k};\nreverse = aggregate(select(indices, opp, ==), tokens, \"_\");\n"
+    r = check(shipped("reverse"), src)
+    assert r["passed"] == (k == 1)
+    if k != 1:
+        assert r["counterexample"]["input"] == "a" and r["counterexample"]["got"] == ["_"]
+
+
+def test_the_counterexample_is_the_shortest_wrong_input():
+    # right on inputs of one and two tokens, wrong from three on (unless a palindrome)
+    src = ("rev = aggregate(select(indices, length - indices - 1, ==), tokens);\n"
+           "reverse = rev if length < 3 else tokens;\n")
+    r = check(shipped("reverse"), src)
+    c = r["counterexample"]
+    assert r["status"] == "wrong" and len(c["input"]) == 3 and c["input"] != c["input"][::-1]
+    assert c["expected"] == list(c["input"][::-1]) and c["got"] == list(c["input"])
