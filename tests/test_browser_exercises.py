@@ -146,4 +146,4 @@ def test_leaving_an_exercise_and_following_exercise_links(guarded, live_server):
     assert page.locator("#exercise-budget .budget-row").count() == 1   # dyck1 has only a layer budget
     page.click("#exercise-leave")
     page.wait_for_function("document.getElementById('exercise-panel').hidden", polling=100, timeout=10000)
-    page.wait_for_function("location.hash.startsWith('#v1=')", timeout=5000)   # an ordinary shareable state again
+    page.wait_for_function("location.hash.startsWith('#v1=')", polling=100, timeout=10000)   # an ordinary shareable state again
