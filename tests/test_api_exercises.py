@@ -128,7 +128,9 @@ def test_check_limits(client, server):
     deadline = time.monotonic() + 30    # a worker killed at the time limit is replaced
     while client.get("/api/v1/health").json()["workers"] < 2 and time.monotonic() < deadline:
         time.sleep(0.2)
-    assert client.get("/api/v1/health").json()["workers"] == 2
+    health = client.get("/api/v1/health").json()
+    assert health["workers"] == 2 and health["limits"]["check_seconds"] == 2
+    assert "exercises_dirs" not in health["limits"]     # the server's folders stay private, like its data dir
     assert client.post("/api/v1/exercises/reverse/check", json={"source": REVERSE_RIGHT}).json()["passed"]
 
 
