@@ -119,7 +119,44 @@ def _elementwise(node, vals, tokens):
     values = result.values
     if values.shape != tokens.shape:
         values = np.broadcast_to(values, tokens.shape).copy()
-    return values, result.bad, result.message
+    int_like = None
+    if values.dtype.kind == "f" and node.op in _INT_PRESERVING:
+        int_like = _int_like_result(node, vals, tokens.shape)
+    return values, result.bad, result.message, int_like
+
+
+_INT_PRESERVING = {"+", "-", "*", "%", "^", "neg", "pos", "if"}
+
+
+def _int_like(operand, values: Values | None, shape) -> np.ndarray:
+    """Where an operand holds what the original RASP holds as an int (Python ints stay ints)."""
+    if values is None:  # a constant
+        return np.full(shape, isinstance(operand, int) and not isinstance(operand, bool))
+    if values.data.dtype.kind in "ib":
+        return np.ones(shape, bool)
+    if values.int_like is not None:
+        return np.broadcast_to(values.int_like, shape)
+    return np.zeros(shape, bool)
+
+
+def _int_like_result(node, vals, shape) -> np.ndarray | None:
+    """Float results of an elementwise op: the positions where Python would have computed an int
+    (int op int for + - * %, int ^ non-negative int, -int, the chosen branch of if/else)."""
+    children = node.operands([vals[c.id] for c in node.inputs])
+    masks = [_int_like(op, v if isinstance(v, Values) else None, shape)
+             for op, v in zip(node.operands([vals[c.id].data for c in node.inputs]), children)]
+    if node.op == "if":
+        cond = elementwise.truthy(children[1].data if isinstance(children[1], Values)
+                                  else elementwise.as_array(children[1]))
+        out = np.where(cond, masks[0], masks[2])
+    elif node.op in ("neg", "pos"):
+        out = masks[0]
+    else:
+        out = masks[0] & masks[1]
+        if node.op == "^":
+            exponent = children[1].data if isinstance(children[1], Values) else elementwise.as_array(children[1])
+            out = out & (exponent >= 0)
+    return out if out.any() else None
 
 
 def _full(node, vals, tokens):

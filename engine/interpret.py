@@ -150,6 +150,7 @@ class Interpreter:
         self.example = None
         self.library: Env | None = None     # the library's environment (every program's parent)
         self.timed_out: RaspError | None = None
+        self.warned: set = set()
         self.library_names: frozenset = frozenset()
 
     # ---------------------------------------------------------------- environments
@@ -533,7 +534,9 @@ class Interpreter:
             cls = SelectAnd if op == "and" else SelectOr
             return self.add(cls(a, b, span=span), span)
         if isinstance(a, SOp) or isinstance(b, SOp) or isinstance(a, Selector) or isinstance(b, Selector):
-            if op in ("and", "or") and not (_static_type(a) == _static_type(b) == "bool"):
+            if op in ("and", "or") and not (_static_type(a) == _static_type(b) == "bool") \
+                    and (op, span) not in self.warned:
+                self.warned.add((op, span))
                 self.diagnostics.append(diagnostic(
                     f"'{op}' with an s-op gives bools, as in the original RASP: each side counts as true or "
                     f"false (Python truthiness) and the result is {'both' if op == 'and' else 'either'}, "
@@ -713,8 +716,10 @@ _BOOL_OPS = {"==", "!=", "<", ">", "<=", ">=", "and", "or", "not", "in", "to_boo
 _INT_OPS = {"round", "indicator", "to_int"}
 
 
-def _static_type(value) -> str | None:
+def _static_type(value, depth: int = 0) -> str | None:
     """The RASP type of a value or s-op when it is known before any input (None when it is not)."""
+    if depth > 40:
+        return None
     if isinstance(value, bool):
         return "bool"
     if isinstance(value, ATOM_TYPES):
@@ -724,9 +729,13 @@ def _static_type(value) -> str | None:
     if isinstance(value, (IndicesInput, SelectorWidth)):
         return "int"
     if isinstance(value, (Map, SequenceMap)):
+        if value.op == "if":
+            then, _, orelse = value.operands(list(value.inputs))
+            kind = _static_type(then, depth + 1)
+            return kind if kind == _static_type(orelse, depth + 1) else None
         return "bool" if value.op in _BOOL_OPS else "int" if value.op in _INT_OPS else None
     if isinstance(value, Aggregate):
-        return _static_type(value.sop)
+        return _static_type(value.sop, depth + 1)
     return None
 
 
