@@ -330,7 +330,7 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
                 else:
                     per_input[i][r.id] = ((v.data[b], None if v.int_like is None else v.int_like[b]), None)
 
-    if timeout is not None:
+    if timeout is not None and not any(d.get("kind") == "timeout" for d in diagnostics):
         diagnostics.append(timeout.to_diagnostic())
     for err, i in origin_errors.values():
         suffix = f" (on input {i + 1})" if len(inputs) > 1 else ""

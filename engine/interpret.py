@@ -47,7 +47,7 @@ ATOM_TYPES = (bool, int, float, str)
 RESERVED_EVERYWHERE = frozenset({
     "if", "else", "not", "and", "or", "out", "def", "return", "range", "for", "in", "zip", "len", "get",
     "tokens_asis", "tokens_str", "tokens_int", "tokens_bool", "tokens_float", "indices", "True", "False",
-    "aggregate", "select", "round", "indicator", "load", "draw",
+    "aggregate", "select", "selector_width", "round", "indicator", "load", "draw",
 })
 
 

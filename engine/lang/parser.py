@@ -88,7 +88,7 @@ def _parse_statementwise(source: str, source_name: str):
     lines = _LineIndex(source)
     pos = 0
     while (piece := _next_statement(source, pos)) is not None:
-        start, end, closed_block = piece
+        start, end, shape = piece
         text = source[start:end]
         offset = _Offset(*lines.line_col(start), source_name)
         piece_chained: list = []
@@ -105,7 +105,7 @@ def _parse_statementwise(source: str, source_name: str):
         if len(errors) < MAX_SYNTAX_ERRORS:
             errors.append(err)
         statements.append(ast.Invalid(offset.span(1, 1, *_end_of(text)), _names_defined(text), err))
-        pos = _resume_after(source, start, end, start + at, closed_block)
+        pos = _resume_after(source, start, end, start + at, shape)
     return statements, errors, chained
 
 
@@ -115,8 +115,9 @@ _LEX = re.compile(r"""("[^"\n]*"|'[^'\n]*'|\#[^\n]*|[A-Za-z_][A-Za-z_0-9]*|[{};]
 _BLOCK_WORDS = ("def", "for")
 
 
-def _next_statement(text: str, pos: int) -> tuple[int, int, bool] | None:
-    """(start, end, closed_block) of the next statement from `pos`, or None at the end.
+def _next_statement(text: str, pos: int) -> tuple[int, int, str] | None:
+    """(start, end, shape) of the next statement from `pos`, or None at the end. shape is "block"
+    for a def/for with its closing brace, "open" for one whose brace never closes, else "simple".
 
     A statement ends at a ';' outside `def`/`for` braces, or at the brace that closes its
     `def`/`for` block. A '}' closing nothing is a statement of its own (a broken one).
@@ -137,29 +138,34 @@ def _next_statement(text: str, pos: int) -> tuple[int, int, bool] | None:
             at_statement_start, pending_block = stack[-1] == "block", False
         elif tok == "}":
             if not stack:
-                return start, m.end(), False
+                return start, m.end(), "simple"
             kind = stack.pop()
             if kind == "block" and "block" not in stack and starts_block:
-                return start, m.end(), True
+                return start, m.end(), "block"
             at_statement_start = kind == "block"
         elif tok == ";":
             if "block" not in stack:
-                return start, m.end(), False
+                return start, m.end(), "simple"
             at_statement_start = True
         else:
             if at_statement_start and tok in _BLOCK_WORDS:
                 pending_block = True
             at_statement_start = False
-    return None if start is None else (start, len(text), False)
+    if start is None:
+        return None
+    return start, len(text), "open" if starts_block else "simple"
 
 
-def _resume_after(source: str, start: int, end: int, error_at: int, closed_block: bool) -> int:
-    """Where parsing goes on after a broken statement. A closed def/for block is dropped whole;
-    otherwise the statement is dropped up to the end of the line of the error, so that a stray
-    token on a line of its own does not take the next statements with it (as in the original REPL,
-    which reads a line at a time)."""
-    if closed_block:
+def _resume_after(source: str, start: int, end: int, error_at: int, shape: str) -> int:
+    """Where parsing goes on after a broken statement. A closed def/for block is dropped whole; one
+    whose brace never closes up to its error (the statements after it are not its body). Otherwise
+    the statement is dropped up to the end of the line of the error, so that a stray token on a
+    line of its own does not take the next statements with it (as in the original REPL, which
+    reads a line at a time)."""
+    if shape == "block":
         return end
+    if shape == "open" and error_at > start:
+        return error_at
     newline = source.find("\n", max(error_at, start))
     if newline == -1 or newline + 1 >= end:
         return end
@@ -263,7 +269,7 @@ def _syntax_error(e: UnexpectedInput, text: str, offset: _Offset) -> RaspError:
     if isinstance(e, UnexpectedToken) and e.token.type != "$END":
         tok = e.token
         msg = f"unexpected {describe_token(str(tok), tok.type)}"
-        if tok.type == "RETURN":
+        if tok.type == "RETURN" or _RETURN_STATEMENT.match(text):
             msg += " (return ends a def body: def f(x) { ...; return x; })"
         elif expected:
             msg += f"; {expected_phrase(_summarise(expected))}"
@@ -276,6 +282,7 @@ def _syntax_error(e: UnexpectedInput, text: str, offset: _Offset) -> RaspError:
     return RaspError(msg, offset.span(line, max(col - 1, 1), line, max(col, 2)), "syntax")
 
 
+_RETURN_STATEMENT = re.compile(r"\s*return\b(?!\s*=)")
 _EXPRESSION_STARTS = {"a name", "a number", "a string", "'('", "'['", "'{'", "'not'", "'-'", "'+'", "'select'"}
 
 
