@@ -198,11 +198,22 @@ class Interpreter:
     # ---------------------------------------------------------------- statements
 
     def run(self, program: ast.Program, env: Env, top_level: bool, definitions: list | None = None):
-        for err in program.syntax_errors:
+        # `exit` / `quit` end the program there, as they end the REPL's reading
+        stop = next((stmt for stmt in program.statements if isinstance(stmt, ast.ReplNoop)
+                     and stmt.text.split("(")[0] in ("exit", "quit")), None)
+
+        def before_stop(err: RaspError) -> bool:
+            return stop is None or err.span is None or (err.span.line, err.span.col) < (stop.span.line, stop.span.col)
+
+        for err in filter(before_stop, program.syntax_errors):
             self.diagnostics.append(err.to_diagnostic())
-        for warning in program.warnings:
+        for warning in filter(before_stop, program.warnings):
             self.diagnostics.append(warning.to_diagnostic("warning"))
         for stmt in program.statements:
+            if stmt is stop:
+                self.diagnostics.append(diagnostic(f"'{stop.text}': the rest of the program is not run, as the "
+                                                   "REPL stops reading there", stop.span, "info"))
+                break
             if isinstance(stmt, ast.Invalid):  # reported with the syntax errors
                 self.mark_failed(env, stmt.names, stmt.error)
                 continue

@@ -237,3 +237,10 @@ def test_the_parser_collects_warnings_and_invalid_statements():
     p = parse("x = 1 if a else 2 if b else 3;\n}\ny = 2;")
     assert [type(s).__name__ for s in p.statements] == ["Assign", "Invalid", "Assign"]
     assert len(p.warnings) == 1 and len(p.syntax_errors) == 1
+
+
+def test_exit_ends_the_program_as_it_ends_the_repl():
+    doc = engine.evaluate("x = indices;\nexit\ny = tokens;\nfodfd", ["ab"])
+    assert list(doc["results"]) == ["x"]
+    assert [d["severity"] for d in doc["diagnostics"]] == ["info"]
+    assert list(engine.evaluate("quit()\nz = tokens;", ["ab"])["results"]) == []
