@@ -60,7 +60,7 @@ def test_the_fuzzing_covers_every_example():
     assert len(SOURCES) >= 10
 
 
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(programs)
 def test_evaluate_and_analyze_never_raise(source):
     check_document(engine.evaluate(source, ["ab", "aab"], limits=LIMITS))
@@ -68,7 +68,7 @@ def test_evaluate_and_analyze_never_raise(source):
     assert "diagnostics" in analysis and "layers" in analysis
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
 @given(source=programs)
 def test_the_api_never_answers_5xx(live_server, source):
     with httpx.Client(base_url=live_server.url, timeout=30) as client:
