@@ -13,16 +13,16 @@ from live_server import ROOT, LiveServer, free_port
 
 COPY = """# title: Copy the tokens
 # order: 5
-# task: Define `out`: the tokens themselves.
-# target: out
+# task: Define `copied`: the tokens themselves.
+# target: copied
 # alphabet: xy
 # lengths: 1-4
 # max_layers: 1
 # --- starter
-out = indices;
+copied = indices;
 # --- reference
 secret_name_of_the_reference = tokens;
-out = secret_name_of_the_reference;
+copied = secret_name_of_the_reference;
 """
 
 REVERSE_RIGHT = "opp = length - indices - 1;\nreverse = aggregate(select(indices, opp, ==), tokens);\n"
@@ -58,7 +58,7 @@ def test_one_exercise_has_its_task_and_starter_but_never_its_reference(client):
     r = client.get("/api/v1/exercises/copy")
     assert r.status_code == 200
     body = r.json()
-    assert body["starter"] == "out = indices;\n" and body["task"].startswith("Define `out`")
+    assert body["starter"] == "copied = indices;\n" and body["task"].startswith("Define `copied`")
     assert body["alphabet"] == ["x", "y"] and body["lengths"] == [1, 4] and body["inputs"] == 300
     assert "secret_name_of_the_reference" not in r.text and "reference" not in body
     for item in client.get("/api/v1/exercises").json():
@@ -79,7 +79,7 @@ def test_check_pass(client):
     body = r.json()
     assert body["passed"] and body["status"] == "pass" and body["inputs_checked"] == 300
     assert body["budget"]["within"] and body["budget"]["layers"] == {"used": 2, "max": 2, "ok": True}
-    assert client.post("/api/v1/exercises/copy/check", json={"source": "out = tokens;"}).json()["passed"]
+    assert client.post("/api/v1/exercises/copy/check", json={"source": "copied = tokens;"}).json()["passed"]
 
 
 def test_check_fail_has_the_counterexample(client):
@@ -144,8 +144,8 @@ def test_serve_refuses_a_folder_with_bad_exercises(tmp_path):
     course.mkdir()
     (course / "ok.exercise").write_text(COPY)
     (course / "typo.exercise").write_text(COPY.replace("# max_layers: 1", "# max_layer: 1"))
-    (course / "over.exercise").write_text(COPY.replace("out = secret_name_of_the_reference;",
-                                                       "out = aggregate(select(indices, indices, ==), shift(tokens, 1, \"x\"));"))
+    (course / "over.exercise").write_text(COPY.replace("copied = secret_name_of_the_reference;",
+                                                       "copied = aggregate(select(indices, indices, ==), shift(tokens, 1, \"x\"));"))
     out = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "serve", "--port", str(free_port()),
                           "--data-dir", str(tmp_path), "--exercises", str(course)],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)

@@ -24,12 +24,12 @@ REVERSE_THREE_LAYERS = ("opp = length - indices - 1;\nagain = aggregate(select(i
                         "reverse = aggregate(select(indices, again, ==), tokens);\n")
 
 MINIMAL = """# title: Copy
-# task: Define `out`: the tokens themselves.
-# target: out
+# task: Define `copied`: the tokens themselves.
+# target: copied
 # alphabet: ab
 # lengths: 1-4
 # --- reference
-out = tokens;
+copied = tokens;
 """
 
 
@@ -177,17 +177,29 @@ def test_numbers_compare_with_a_tolerance_but_bools_never_equal_numbers():
 
 def test_the_time_limit_of_a_check_is_kept():
     heavy = "x = indices;\n" + "".join(f"x = aggregate(select(x, indices, >=), x) + {i % 3};\n" for i in range(300)) \
-        + "reverse = tokens;"
-    r = check(shipped("reverse"), heavy, check_limits=CheckLimits(seconds=0.2))
-    assert r["status"] == "error" and "time limit" in r["message"]
+        + "reverse = tokens if x > -1 else tokens;"
+    reverse = shipped("reverse")
+    assert check(reverse, REVERSE_RIGHT)["passed"]      # the reference's values are now cached, as in a worker
+    r = check(reverse, heavy, check_limits=CheckLimits(seconds=0.2))
+    assert r["status"] == "error" and r["message"] == "the check took longer than 0.2 s (its time limit) and was stopped"
+    assert r["diagnostics"][-1]["kind"] == "timeout"
+
+
+def test_a_reference_past_the_time_limit_is_a_timeout_not_a_crash():
+    from rasplay.engine.exercises.check import _CACHE
+
+    _CACHE.clear()
+    r = check(shipped("dyck2"), "dyck2 = tokens;", check_limits=CheckLimits(seconds=0.001))
+    assert r["status"] == "error" and "the reference took longer than the check's time limit" in r["message"]
+    assert r["diagnostics"] == [{"severity": "error", "kind": "timeout", "message": r["message"]}]
 
 
 # ------------------------------------------------------------------ bad files
 
 BAD = [
-    (MINIMAL.replace("# target: out\n", "# target: out\n# max_layer: 2\n"), "unknown key 'max_layer'", 4),
-    (MINIMAL.replace("# --- reference\nout = tokens;\n", ""), "no reference solution", None),
-    (MINIMAL.replace("# target: out\n", ""), "needs '# target:'", None),
+    (MINIMAL.replace("# target: copied\n", "# target: copied\n# max_layer: 2\n"), "unknown key 'max_layer'", 4),
+    (MINIMAL.replace("# --- reference\ncopied = tokens;\n", ""), "no reference solution", None),
+    (MINIMAL.replace("# target: copied\n", ""), "needs '# target:'", None),
     (MINIMAL.replace("# lengths: 1-4", "# lengths: 4-1"), "1 <= MIN <= MAX", 5),
     (MINIMAL.replace("# lengths: 1-4", "# lengths: 1-400"), "1 <= MIN <= MAX <= 64", 5),
     (MINIMAL.replace("# lengths: 1-4", "# lengths: 1-4\n# cases: [\"ab\""), "cases must be a JSON list", 6),
@@ -210,20 +222,20 @@ def test_bad_files_are_refused_with_file_and_line(text, message, line):
 
 def test_a_reference_that_fails_its_own_check_is_refused(tmp_path):
     (tmp_path / "good.exercise").write_text(MINIMAL)
-    (tmp_path / "over.exercise").write_text(MINIMAL.replace("# --- reference\nout = tokens;",
+    (tmp_path / "over.exercise").write_text(MINIMAL.replace("# --- reference\ncopied = tokens;",
                                                             "# max_layers: 1\n# --- reference\n"
-                                                            "out = aggregate(select(indices, indices, ==), "
+                                                            "copied = aggregate(select(indices, indices, ==), "
                                                             "aggregate(select(indices, indices, ==), tokens));"))
-    (tmp_path / "broken.exercise").write_text(MINIMAL.replace("out = tokens;", "out = aggregate(select(indices, indices, <=), tokens);"))
-    (tmp_path / "undefined.exercise").write_text(MINIMAL.replace("out = tokens;", "other = tokens;"))
+    (tmp_path / "broken.exercise").write_text(MINIMAL.replace("copied = tokens;", "copied = aggregate(select(indices, indices, <=), tokens);"))
+    (tmp_path / "undefined.exercise").write_text(MINIMAL.replace("copied = tokens;", "other = tokens;"))
     exercises, problems = load_directory(tmp_path)
     assert [e.id for e in exercises] == ["good"]
     messages = {Path(p.path).stem: p.message for p in problems}
     assert "over budget: 2 layers (budget 1)" in messages["over"]
     assert "the reference fails on the input" in messages["broken"] and "mean is undefined" in messages["broken"]
-    assert "does not define the s-op 'out'" in messages["undefined"]
+    assert "does not define the s-op 'copied'" in messages["undefined"]
     with pytest.raises(ExerciseError):
-        validate(parse_exercise(MINIMAL.replace("out = tokens;", "out = select(indices, indices, ==);"), "x"))
+        validate(parse_exercise(MINIMAL.replace("copied = tokens;", "copied = select(indices, indices, ==);"), "x"))
 
 
 def test_teacher_folders_add_to_and_replace_shipped_exercises(tmp_path):
@@ -267,9 +279,9 @@ def test_cli_check_with_a_teacher_folder_and_a_file_and_bad_ones(tmp_path):
     folder = tmp_path / "course"
     folder.mkdir()
     (folder / "copy.exercise").write_text(MINIMAL)
-    (tmp_path / "bad.exercise").write_text(MINIMAL.replace("# target: out\n", ""))
+    (tmp_path / "bad.exercise").write_text(MINIMAL.replace("# target: copied\n", ""))
     prog = tmp_path / "p.rasp"
-    prog.write_text("out = tokens;")
+    prog.write_text("copied = tokens;")
 
     def run(*args):
         return subprocess.run([sys.executable, "-m", "rasplay.server.cli", "check", str(prog), *args],

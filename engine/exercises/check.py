@@ -190,6 +190,7 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
     result["diagnostics"] = doc["diagnostics"]
     timeout = _timeout(doc)
     if timeout:
+        timeout["message"] = f"the check took longer than {check_limits.seconds:g} s (its time limit) and was stopped"
         return done("error", timeout["message"])
     mine = doc["results"].get(exercise.target)
     if mine is None:
