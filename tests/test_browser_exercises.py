@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from test_browser import ARTIFACTS, browser, guarded, heatmap_z, open_app, runs, set_program, wait_for_run  # noqa: F401
+from test_browser import ARTIFACTS, guarded, heatmap_z, open_app, runs, set_program, wait_for_run  # noqa: F401
 
 pytestmark = pytest.mark.browser
 
@@ -28,14 +28,14 @@ def check_with_keys(page):
     before = checks(page)
     page.click(".cm-content")
     page.keyboard.press("Control+Shift+Enter")
-    page.wait_for_function(f"Number(document.body.dataset.checks || 0) > {before}", polling=100, timeout=20000)
+    page.wait_for_function(f"() => Number(document.body.dataset.checks || 0) > {before}", polling=100, timeout=20000)
     return page.get_attribute("#exercise-result .verdict", "data-status")
 
 
 def check_with_button(page):
     before = checks(page)
     page.click("#check-btn")
-    page.wait_for_function(f"Number(document.body.dataset.checks || 0) > {before}", polling=100, timeout=20000)
+    page.wait_for_function(f"() => Number(document.body.dataset.checks || 0) > {before}", polling=100, timeout=20000)
     return page.get_attribute("#exercise-result .verdict", "data-status")
 
 
@@ -58,7 +58,7 @@ def test_a_student_solves_two_exercises(guarded, live_server):
     assert check_with_keys(page) == "wrong"
     assert page.locator("table.counterexample td").all_inner_texts() == ["a", "a", "_"]
     assert "first s-op that differs from the reference: opp_index (layer 1)" in page.inner_text("#exercise-result")
-    page.wait_for_function("document.querySelector('.values-table tr.expected-row')", polling=100, timeout=10000)
+    page.wait_for_function("() => document.querySelector('.values-table tr.expected-row')", polling=100, timeout=10000)
     assert page.locator(".values-table thead th").all_inner_texts()[1:-1] == ["a"]   # the counterexample's tokens
     assert page.locator(".values-table tr[data-expected='reverse'] td").all_inner_texts()[:1] == ["a"]
     assert page.locator(".values-table tr[data-name='reverse'] td.mismatch").all_inner_texts() == ["_"]
@@ -109,7 +109,7 @@ def test_the_selector_that_went_wrong_is_shown(guarded, live_server):
     open_app(page, live_server.url, "/#x=reverse")
     set_program(page, "flip = select(indices, length - indices, ==);\nreverse = aggregate(flip, tokens, \"_\");\n")
     assert check_with_keys(page) == "wrong"
-    page.wait_for_function("document.getElementById('heatmap-title').textContent === 'Selector: flip'", polling=100, timeout=10000)
+    page.wait_for_function("() => document.getElementById('heatmap-title').textContent === 'Selector: flip'", polling=100, timeout=10000)
     assert page.get_attribute(".chips button[aria-pressed='true']", "data-selector") is not None
     assert heatmap_z(page) == [[0]]     # on "a", query 0 looks for key 1: nothing, hence the default "_"
 
@@ -145,5 +145,5 @@ def test_leaving_an_exercise_and_following_exercise_links(guarded, live_server):
     assert page.inner_text("#exercise-title") == "Dyck-1: balanced parentheses"
     assert page.locator("#exercise-budget .budget-row").count() == 1   # dyck1 has only a layer budget
     page.click("#exercise-leave")
-    page.wait_for_function("document.getElementById('exercise-panel').hidden", polling=100, timeout=10000)
-    page.wait_for_function("location.hash.startsWith('#v1=')", polling=100, timeout=10000)   # an ordinary shareable state again
+    page.wait_for_function("() => document.getElementById('exercise-panel').hidden", polling=100, timeout=10000)
+    page.wait_for_function("() => location.hash.startsWith('#v1=')", polling=100, timeout=10000)   # an ordinary shareable state again
