@@ -258,7 +258,7 @@ def test_share_links_survive_restart_and_kill_9(tmp_path):
     threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
-    time.sleep(1.0)
+    wait_for(lambda: len(saved) > 15)   # the writers are under way (however slow the machine is)
     server.kill()  # kill -9 in the middle of the writes
     stop.set()
     for t in threads:
