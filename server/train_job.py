@@ -21,9 +21,7 @@ def compiled_init(init: dict, directory: str) -> str:
 
     from rasplay import engine
 
-    spec = init["spec"]
-    model = engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec["max_len"],
-                           bos=spec.get("bos", "<bos>"))
+    model = engine.compile_spec(init["spec"])
     path = os.path.join(directory, f"{init['id']}.npz")
     model.export_npz(path)
     return path
@@ -40,7 +38,7 @@ def warm() -> None:
     torch.set_num_threads(1)
     config = model_module.ModelConfig(vocab=["a", "b", "<bos>"], max_len=4, d_model=8, n_layers=1, n_heads=1,
                                       output={"kind": "categorical", "classes": ["a", "b"]})
-    net = model_module.Transformer(config)
+    net = model_module.TrainableTransformer(config)
     ids = torch.zeros((2, 4), dtype=torch.long)
     net(ids).sum().backward()
     torch.optim.AdamW(net.parameters()).step()

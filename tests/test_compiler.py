@@ -7,7 +7,7 @@ import pytest
 
 from rasplay import engine
 from rasplay.engine import CompileLimits, RaspError
-from rasplay.server.examples import find_example, load_examples
+from rasplay.engine.examples import find_example, load_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACR = ROOT / "bench" / "tracr_programs"
@@ -157,7 +157,7 @@ def test_compilation_is_deterministic():
 
 
 def test_encoding_overrides():
-    src = "m = aggregate(select(indices, 0, ==), tokens_int); out = m + 1;"
+    src = "m = aggregate(select(indices, 0, ==), tokens_int); res = m + 1;"
     cat = engine.compile(src, vocab=["1", "2"], max_len=3, encodings={"m": "categorical"})
     num = engine.compile(src, vocab=["1", "2"], max_len=3, encodings={"m": "numerical"})
     kinds = {s: {b["name"]: b["kind"] for b in m.summary()["layout"]}["m"] for s, m in (("c", cat), ("n", num))}

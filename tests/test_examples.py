@@ -2,7 +2,7 @@
 import pytest
 
 from rasplay import engine
-from rasplay.server.examples import find_example, load_examples
+from rasplay.engine.examples import find_example, load_examples
 
 # example id -> [(input, {name: expected values})], computed by hand
 HAND_COMPUTED = {
@@ -32,7 +32,7 @@ HAND_COMPUTED = {
                                 "seen_abc": [False] * 3 + [True] * 7})],
     "match2": [([3, 13, 7, 5, 16, 0, 11], {"has_match": [True, True, False, True, True, True, True]}),
                ([8, 1], {"has_match": [False, False]}), ([8, 8], {"has_match": [True, True]})],
-    "qsparse": [([512, 701, 330, 20], {"average": [5.0, 6.0, 2.5, 4.0]}), ([900], {"average": [9.0]})],
+    "qsparse": [([512, 701, 330, 20], {"mean": [5.0, 6.0, 2.5, 4.0]}), ([900], {"mean": [9]})],
 }
 
 

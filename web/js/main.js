@@ -17,6 +17,8 @@ import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, for
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
   startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
+import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises,
+  leaveExercise } from "./exercises.js";
 
 const $ = (id) => document.getElementById(id);
 const embedMode = location.pathname.replace(/\/+$/, "") === "/embed";
@@ -119,11 +121,13 @@ async function runNow() {
       showProblems(doc.diagnostics);
       setStale(doc.diagnostics);
       renderInputs();
+      afterRun();
       setStatus(`${errors} problem${errors === 1 ? "" : "s"} · showing the last results (stale)`);
     } else {
       state.doc = doc;
       setStale(null);
       renderAll();
+      afterRun();
       setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
         `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
     }
@@ -230,6 +234,7 @@ function renderAll() {
   renderValues($("values"), doc, state.current, {
     onSelect: select, opensHeatmap, selection: state.selection, presentLayer,
   });
+  decorateValues($("values"));
   renderDiagram($("diagram"), $("diagram-totals"), doc, {
     onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer,
   });
@@ -489,8 +494,13 @@ async function initialState() {
   state.selection = ex.output;
 }
 
-// Back / Forward, or a hash typed into the address bar.
+// Back / Forward, or a hash typed into the address bar (an exercise link opens the exercise).
 async function openFromAddress() {
+  const exerciseId = exerciseIdFromHash();
+  if (exerciseId) {
+    if (!state.exercise || state.exercise.id !== exerciseId) enterExercise(exerciseId).catch((e) => toast(e.message));
+    return;
+  }
   let shared;
   try {
     shared = await readHash();
@@ -501,6 +511,7 @@ async function openFromAddress() {
   }
   if (!shared || JSON.stringify(shared) === JSON.stringify(shareable())) return;
   $("notice").hidden = true;
+  if (state.exercise) leaveExercise(false);
   await openState(shared);
 }
 
@@ -571,7 +582,7 @@ function wire() {
     } catch (e) { toast(e.message); }
   });
   $("embed-btn").addEventListener("click", async () => {
-    const link = await embedLink();
+    const link = state.exercise ? exerciseLink(state.exercise.id, "/embed") : await embedLink();
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
     toast((await copyText(snippet)) ? "Embed code copied; the embed link:" : "Embed link:", link);
   });
@@ -610,7 +621,13 @@ async function main() {
     document.body.classList.add("embed");
     $("embed-bar").hidden = false;
   }
-  await initialState();
+  initExercises({ editor: () => editor, runNow, toast, embedMode });
+  const exerciseId = exerciseIdFromHash();
+  let exerciseOpened = false;
+  if (exerciseId) {
+    try { await enterExercise(exerciseId); exerciseOpened = true; } catch (e) { toast(`No exercise '${exerciseId}': ${e.message}`); }
+  }
+  if (!exerciseOpened) await initialState();
   editor = await createEditor($("editor"), {
     initial: state.source, readOnly: embedMode,
     onChange: (text) => {
@@ -626,7 +643,7 @@ async function main() {
   compileRequested = state.compiled;
   await runNow();
   if (state.view !== "program" && $(`view-${state.view}`)) showView(state.view);
-  if (embedMode) $("open-in-rasplay").href = await linkFor(shareable(), "/");
+  if (embedMode) $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
   document.body.dataset.ready = "1";
   loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
   // hooks for tests and the curious: the state and the run timings

@@ -11,6 +11,8 @@ export const state = {
   selection: null,     // a result name, or "#<node id>" for an unnamed selector
   compiled: false,     // the Compile tab has compiled this program (a link re-compiles it)
   doc: null,           // the last evaluation document
+  exercise: null,      // the exercise being solved (GET /exercises/{id}), or null
+  check: null,         // its last check result, with the source it checked
 };
 
 // A link that cannot be opened: `message` says why, for the page.
@@ -102,7 +104,7 @@ export function saveHashSoon() {
   hashTimer = setTimeout(async () => {
     saveDraft();
     if (addressLocked) return;
-    const fragment = `#v1=${await encodeState(shareable())}`;
+    const fragment = state.exercise ? `#x=${state.exercise.id}` : `#v1=${await encodeState(shareable())}`;
     if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
   }, 300);
 }
