@@ -64,8 +64,8 @@ function scheduleRun(delay = 300) {
 
 // A document that cannot replace what is on screen: the program does not parse (or defines nothing
 // that runs). The last good results stay, marked stale, until the program parses again.
-// A half-typed statement at the end stops the whole parse (no results); one in the middle loses the
-// names it and its users defined while nothing new appears: both keep the last good results. An error
+// A half-typed statement stops the parse of itself (and maybe more) while nothing new appears: the last
+// good results stay. An error
 // that leaves new names running (the rest of a program around a bad line) shows the new results.
 function brokenDocument(doc) {
   const errors = doc.diagnostics.filter((d) => d.severity === "error");
@@ -73,7 +73,7 @@ function brokenDocument(doc) {
   const names = Object.keys(doc.results);
   if (!names.length) return true;
   const before = state.doc ? new Set(Object.keys(state.doc.results)) : new Set();
-  return errors.some((d) => d.kind === "syntax") && names.every((n) => before.has(n)) && names.length < before.size;
+  return errors.some((d) => d.kind === "syntax") && names.every((n) => before.has(n));
 }
 
 function setStale(diagnostics) {
