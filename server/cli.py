@@ -31,10 +31,16 @@ def cmd_eval(args) -> int:
     from rasplay import engine
     from .text_display import render
 
-    source, load_dirs = _read_program(args.file)
     names = [n for part in args.names for n in part.split(",") if n] if args.names else None
+    limits = None
+    if args.tracr:   # FILE.py:NAME, a Tracr program (runs its Python): see docs/interop.md
+        from rasplay.interop.cli_tracr import lower_for_eval
+        source, _, limits = lower_for_eval(args)
+        load_dirs = None
+    else:
+        source, load_dirs = _read_program(args.file)
     doc = engine.evaluate(source, args.input or None, names=names, input_format=args.input_format,
-                          load_dirs=load_dirs)
+                          load_dirs=load_dirs, limits=limits)
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     else:
@@ -186,10 +192,17 @@ def _print_error(path: str, e) -> None:
 def cmd_compile(args) -> int:
     from rasplay import engine
 
-    source, load_dirs = _read_program(args.file)
+    output, limits = args.output, None
+    if args.tracr:   # FILE.py:NAME, a Tracr program (runs its Python): see docs/interop.md
+        from rasplay.interop.cli_tracr import lower_for_compile
+        source, lowered_output, limits = lower_for_compile(args, _parse_vocab(args.vocab))
+        output, load_dirs = output or lowered_output, None
+    else:
+        source, load_dirs = _read_program(args.file)
     try:
-        model = engine.compile(source, args.output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
-                               bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs)
+        model = engine.compile(source, output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
+                               bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs,
+                               eval_limits=limits)
         doc = {"summary": model.summary()}
         if args.check:
             doc["check"] = model.check(seed=args.seed)
@@ -216,6 +229,12 @@ def cmd_compile(args) -> int:
     return 0 if ok else 1
 
 
+def _add_tracr_options(p) -> None:
+    p.add_argument("--tracr", action="store_true",
+                   help="FILE is a Tracr program, FILE.py:NAME (NAME() returns the s-op); runs its Python")
+    p.add_argument("--save-rasp", metavar="OUT.rasp", help="with --tracr: write the lowered RASP program")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rasplay", description="A visual playground for RASP.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -227,6 +246,7 @@ def build_parser() -> argparse.ArgumentParser:
                    help="str: one token per character (default); json: a JSON list of tokens")
     p.add_argument("--names", action="append", help="only these names (comma-separated)")
     p.add_argument("--json", action="store_true", help="print the evaluation document as JSON")
+    _add_tracr_options(p)
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("serve", help="run the playground and its REST API")
@@ -288,6 +308,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample for --check and --soft")
     p.add_argument("--json", action="store_true", help="print one JSON object (summary, check, soft)")
     p.add_argument("-o", dest="weights", metavar="MODEL.npz", help="write the weights and config (.npz)")
+    _add_tracr_options(p)
     p.set_defaults(func=cmd_compile)
     return parser
 

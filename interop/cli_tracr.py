@@ -1,0 +1,57 @@
+"""The CLI's `--tracr FILE.py:NAME` option: load a Tracr program and lower it to RASP source
+(runs the file's Python, which is why only the CLI and the Python API offer it)."""
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+from ..engine.lang.errors import RaspError
+from .tracr import LIMITS, load_program, to_rasp
+
+
+def _tokens(item: str, input_format: str) -> list:
+    if input_format == "json":
+        try:
+            value = json.loads(item)
+        except json.JSONDecodeError:
+            return []
+        return value if isinstance(value, list) else []
+    return list(item)
+
+
+def _save(low, path: str | None) -> None:
+    if path:
+        Path(path).write_text(low.source, encoding="utf-8")
+        print(f"wrote the lowered RASP program to {path} (open it in the page, or `rasplay eval {path}`)",
+              file=sys.stderr)
+
+
+def _notes(low) -> None:
+    for note in low.notes:
+        print(f"note: {note}", file=sys.stderr)
+
+
+def lower_for_eval(args):
+    """(RASP source, output name, limits) for `rasplay eval --tracr`; the vocabulary and max_len
+    are the inputs' tokens and longest length."""
+    items = [_tokens(i, args.input_format) for i in args.input or []]
+    vocab = [t for item in items for t in item] or ["a"]
+    max_len = max((len(i) for i in items), default=1) or 1
+    try:
+        low = to_rasp(load_program(args.file), vocab, max_len)
+    except RaspError as e:
+        raise SystemExit(f"{args.file}: error: {e.message}")
+    _notes(low)
+    _save(low, getattr(args, "save_rasp", None))
+    return low.source, low.output, LIMITS
+
+
+def lower_for_compile(args, vocab):
+    try:
+        low = to_rasp(load_program(args.file), vocab, args.max_len)
+    except RaspError as e:
+        raise SystemExit(f"{args.file}: error: {e.message}")
+    _notes(low)
+    _save(low, getattr(args, "save_rasp", None))
+    return low.source, low.output, LIMITS
