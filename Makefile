@@ -2,7 +2,7 @@
 # (Debian's Chromium for the browser tests, the test and train extras) and runs them.
 PYTHON ?= python3
 
-.PHONY: serve test test-deps
+.PHONY: serve test test-deps test-tl
 
 serve:
 	$(PYTHON) -m pip install -e .
@@ -14,3 +14,9 @@ test-deps:
 
 test: test-deps
 	$(PYTHON) -m pytest
+
+# The TransformerLens export test needs the `tl` extra (about 540 MB more, several minutes to install),
+# so `make test` skips it; this target installs it and runs that test.
+test-tl: test-deps
+	$(PYTHON) -m pip install -e '.[test,train,tl]'
+	$(PYTHON) -m pytest tests/test_export_tl.py

@@ -211,6 +211,13 @@ def cmd_compile(args) -> int:
         if args.weights:
             model.export_npz(args.weights)
             doc["weights"] = args.weights
+        if args.export:
+            fmt, out_dir = args.export
+            if fmt != "transformer-lens":
+                raise SystemExit(f"rasplay: unknown export format {fmt!r}; the one format is transformer-lens")
+            from rasplay.interop.export_tl import export_transformer_lens
+            export_transformer_lens(model, out_dir)
+            doc["export"] = {"format": fmt, "dir": out_dir}
     except engine.RaspError as e:
         _print_error(args.file, e)
         return 1
@@ -308,6 +315,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample for --check and --soft")
     p.add_argument("--json", action="store_true", help="print one JSON object (summary, check, soft)")
     p.add_argument("-o", dest="weights", metavar="MODEL.npz", help="write the weights and config (.npz)")
+    p.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
+                   help="also write the model for another tool: `--export transformer-lens DIR` (config.json, "
+                        "state_dict.pt/.npz for transformer_lens.HookedTransformer; docs/interop.md)")
     _add_tracr_options(p)
     p.set_defaults(func=cmd_compile)
     return parser
