@@ -160,7 +160,8 @@ def hooked_transformer(config_doc: dict, state: dict):
     missing, unexpected = model.load_state_dict(tensors, strict=False)
     missing = [k for k in missing if not k.endswith((".attn.mask", ".attn.IGNORE"))]
     if missing or unexpected:
-        raise ValueError(f"state dict does not fit HookedTransformer: missing {missing[:5]}, unexpected {unexpected[:5]}")
+        raise ValueError(f"state dict does not fit HookedTransformer: missing {missing[:5]}, "
+                         f"unexpected {unexpected[:5]}")
     return model.eval()
 
 

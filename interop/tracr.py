@@ -1,6 +1,6 @@
 """Tracr programs in rasplay: load a Tracr program file, lower it to RASP, evaluate, analyse, compile.
 
-    from rasplay.tracr import rasp                 # or, after rasplay.tracr.install_alias(): from tracr.rasp import rasp
+    from rasplay.tracr import rasp     # or, after rasplay.tracr.install_alias(): from tracr.rasp import rasp
     prog = rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.EQ), rasp.tokens)
     rasplay.tracr.evaluate(prog, ["abc"])          # rasplay's evaluation document (values of every s-op)
     rasplay.tracr.compile(prog, vocab="abc", max_len=5)   # a rasplay CompiledModel

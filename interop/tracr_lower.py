@@ -252,7 +252,8 @@ class _Lowering:
         self.labels[e.label] = name
         rep = _rep(values)
         if not rep.plain:
-            raise RaspError("the vocabulary mixes kinds of tokens (numbers, strings, bools); use one kind", None, "input")
+            raise RaspError("the vocabulary mixes kinds of tokens (numbers, strings, bools); use one kind", None,
+                            "input")
         self.reps[e.unique_id] = rep
         self.used.add(name)
 
