@@ -86,6 +86,16 @@ def compile(program, vocab, max_len: int, **options):
     return model
 
 
+def show(program, inputs, vocab=None, max_len: int | None = None, **options):
+    """rasplay.show of a Tracr program (lowered for the inputs' tokens and length unless given)."""
+    from .notebook import show as _show
+
+    inputs = list(inputs)
+    seen, longest = _inputs_vocab(inputs)
+    low = lower(program, vocab if vocab is not None else seen, max_len or max(longest, 1))
+    return _show(low.source, inputs, **options)
+
+
 # ------------------------------------------------------------------ loading program files
 
 def install_alias() -> None:

@@ -17,10 +17,11 @@ holds an index into its value list (`Lowered.codes`), and the tables read and wr
 The result is ordinary RASP: evaluate it, analyse it, open it in the page, compile it.
 
 Departures from Tracr's evaluator, each reported in `Lowered.notes` when it happens:
-* an Aggregate whose default is None gets RASP's default (0) when its values are numbers (Tracr's
-  compiled models also output 0 there); over strings an empty row is an evaluation error
-  (rasplay's "no value"), where Tracr's evaluator gives None;
-* a numerical Aggregate of bools averages them as 0/1 (RASP averages only numbers).
+* an Aggregate whose default is None gets RASP's default 0 where no key is selected when its values
+  are numbers (Tracr's compiled models also output 0 there), False for bools; over strings None is
+  the string "None" (a value of its own: Maps and SequenceMaps give None for it, selects never match it);
+* an Aggregate of bools that is numerical or has a number default averages them as 0 and 1 (RASP
+  averages only numbers), so a single selected True is 1.
 """
 from __future__ import annotations
 
@@ -325,9 +326,11 @@ class _Lowering:
         src, sel, sop = self.reps[e.sop.unique_id], self.names[e.selector.unique_id], self.names[e.sop.unique_id]
         numerical = _explicit(e, "encoding") == rasp.Encoding.NUMERICAL
         values = src.values
-        if src.plain and values is not None and all(_kind(v) == "bool" for v in values) and numerical:
+        number_default = isinstance(e.default, (int, float)) and not isinstance(e.default, bool)
+        if src.plain and values is not None and all(_kind(v) == "bool" for v in values) and \
+                (numerical or number_default):
             sop, values = f"indicator({sop})", sorted({int(v) for v in values})
-            self.notes.append(f"{e.label}: a numerical mean of bools averages them as 0 and 1")
+            self.notes.append(f"{e.label}: a mean of bools averages them as 0 and 1")
         numbers = src.plain and values is not None and all(_kind(v) == "number" for v in values)
         if src.plain:
             default = e.default
