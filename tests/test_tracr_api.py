@@ -184,3 +184,29 @@ def test_cli_eval_and_compile_tracr(tmp_path, capsys):
     out = json.loads(capsys.readouterr().out)
     assert out["check"]["agree"] == out["check"]["inputs"] > 100
     assert out["summary"]["layers"] == 3
+
+
+def test_analysis_of_a_tracr_program(lib):
+    """Analysed (and so drawn) like any RASP program: sort_freq needs 3 layers, Tracr's needs 5."""
+    a = tracr.analyze(lib.sort_freq(), "abc", 5)
+    assert a["layers"] == 3 and a["heads_per_layer"] == [1, 1, 1]
+    kinds = {n["kind"] for n in a["graph"]["nodes"]}
+    assert {"select", "selector_width", "aggregate", "sequencemap"} <= kinds
+    assert "sort_freq" in a["names"]
+
+
+def test_alias_refuses_to_shadow_another_tracr(monkeypatch):
+    import types
+
+    monkeypatch.setitem(sys.modules, "tracr", types.ModuleType("tracr"))
+    with pytest.raises(RuntimeError, match="already imported"):
+        tracr.install_alias()
+
+
+def test_cli_reports_a_bad_program_spec(tmp_path):
+    with pytest.raises(SystemExit, match="FILE.py:NAME"):
+        cli_main(["eval", "--tracr", str(tmp_path / "missing.py"), "-i", "ab"])
+    prog = tmp_path / "p.py"
+    prog.write_text("from tracr.rasp import rasp\nx = 3\n")
+    with pytest.raises(SystemExit, match="not a Tracr s-op"):
+        cli_main(["eval", "--tracr", f"{prog}:x", "-i", "ab"])
