@@ -20,6 +20,18 @@ def _tokens(item: str, input_format: str) -> list:
     return list(item)
 
 
+def _vocab(text: str) -> list:
+    """`abc` is three tokens; a JSON list gives the tokens themselves."""
+    if text.lstrip().startswith("["):
+        try:
+            value = json.loads(text)
+        except json.JSONDecodeError as e:
+            raise SystemExit(f"rasplay: --vocab is not a valid JSON list ({e.msg})")
+        if isinstance(value, list):
+            return value
+    return list(text)
+
+
 def _save(low, path: str | None) -> None:
     if path:
         Path(path).write_text(low.source, encoding="utf-8")
@@ -37,7 +49,9 @@ def lower_for_eval(args):
     are the inputs' tokens and longest length."""
     items = [_tokens(i, args.input_format) for i in args.input or []]
     vocab = [t for item in items for t in item] or ["a"]
-    max_len = max((len(i) for i in items), default=1) or 1
+    if getattr(args, "vocab", None):
+        vocab = _vocab(args.vocab) + vocab
+    max_len = max([len(i) for i in items] + [getattr(args, "max_len", None) or 1])
     try:
         low = to_rasp(load_program(args.file), vocab, max_len)
     except RaspError as e:

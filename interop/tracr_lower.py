@@ -37,6 +37,7 @@ from . import tracr_rasp as rasp
 
 MAX_MEANS = 20_000            # possible means of one numerical aggregate that a table may enumerate
 MAX_TABLE = 200_000           # entries of one Map/SequenceMap/Select table
+MAX_STEPS = 8                 # a Map of numbers that is a step function of at most this many steps is written so
 COMPARISONS = {rasp.Comparison.EQ: "==", rasp.Comparison.NEQ: "!=", rasp.Comparison.LT: "<",
                rasp.Comparison.LEQ: "<=", rasp.Comparison.GT: ">", rasp.Comparison.GEQ: ">="}
 _PY_COMPARE = {"==": lambda k, q: k == q, "!=": lambda k, q: k != q, "<": lambda k, q: k < q,
@@ -287,8 +288,37 @@ class _Lowering:
             except Exception:  # a value the function rejects: no table entry (an evaluation error there)
                 continue
         rep = _rep(results.values())
+        name = self.names[e.inner.unique_id]
+        steps = self._steps(src, results, rep, name) if len(results) == len(src.values) else None
+        if steps is not None:
+            self._emit(e, steps, rep)
+            return
         table = ", ".join(f"{src.key(v)}: {rep.key(r)}" for v, r in results.items())
-        self._emit(e, f"{{{table}}}[{self.names[e.inner.unique_id]}]", rep)
+        self._emit(e, f"{{{table}}}[{name}]", rep)
+
+    @staticmethod
+    def _steps(src: Rep, results: dict, rep: Rep, name: str) -> str | None:
+        """A Map of many numbers that is a step function of few steps (`x < 0`, `x == 0` over means) as
+        `a if x < t1 else (b if x < t2 else c)` with thresholds at the midpoints between values: a short
+        program instead of a long table, and tolerant of float rounding in the input."""
+        if not src.plain or src.none is not None or len(results) <= MAX_STEPS or not rep.plain or \
+                rep.none is not None or not all(_kind(v) == "number" for v in results):
+            return None
+        xs = sorted(results)
+        runs = [[xs[0]]]
+        same = lambda a, b: type(a) is type(b) and a == b   # noqa: E731
+        for x in xs[1:]:
+            if same(results[x], results[runs[-1][-1]]):
+                runs[-1].append(x)
+            else:
+                runs.append([x])
+        if len(runs) > MAX_STEPS:
+            return None
+        expr = rep.key(results[runs[-1][0]])
+        for run, after in zip(reversed(runs[:-1]), reversed(runs[1:])):
+            mid = (run[-1] + after[0]) / 2
+            expr = f"({rep.key(results[run[0]])} if {name} < {format_constant(float(mid))} else {expr})"
+        return expr
 
     def _sequence_map(self, e) -> None:
         a, b = self.reps[e.fst.unique_id], self.reps[e.snd.unique_id]

@@ -254,6 +254,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--names", action="append", help="only these names (comma-separated)")
     p.add_argument("--json", action="store_true", help="print the evaluation document as JSON")
     _add_tracr_options(p)
+    p.add_argument("--vocab", help="with --tracr: the tokens to lower the program for (default: the inputs' tokens)")
+    p.add_argument("--max-len", type=int, help="with --tracr: the longest input to lower for (default: the inputs')")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("serve", help="run the playground and its REST API")

@@ -210,3 +210,13 @@ def test_cli_reports_a_bad_program_spec(tmp_path):
     prog.write_text("from tracr.rasp import rasp\nx = 3\n")
     with pytest.raises(SystemExit, match="not a Tracr s-op"):
         cli_main(["eval", "--tracr", f"{prog}:x", "-i", "ab"])
+
+
+def test_maps_of_many_numbers_become_steps(lib):
+    """`balance < 0` over every difference of two means (thousands of values at max_len 16) is written
+    as comparisons with midpoints, not a table: a short program that still compiles exactly."""
+    low = tracr.to_rasp(lib.shuffle_dyck2(), "(){}", 16)
+    assert len(low.source) < 10_000
+    assert " if balance_0 < " in low.source
+    assert lib.shuffle_dyck2()("({)}") == [1, 1, 1, 1]
+    assert lib.shuffle_dyck2()("({)}}{") == [0] * 6
