@@ -98,10 +98,21 @@ def show(program, inputs, vocab=None, max_len: int | None = None, **options):
 
 # ------------------------------------------------------------------ loading program files
 
+def compile_rasp_to_model(program, vocab, max_seq_len: int, causal: bool = False, compiler_bos: str = "BOS",
+                          compiler_pad: str = "PAD", mlp_exactness: int = 100):
+    """Tracr's `compiling.compile_rasp_to_model`, answered by rasplay's compiler: a rasplay CompiledModel
+    (exact at every length up to max_seq_len; `compiler_pad` and `mlp_exactness` have no role here)."""
+    if causal:
+        raise RaspError("rasplay.tracr compiles bidirectional models; causal=True is not supported", None, "input")
+    del compiler_pad, mlp_exactness
+    return compile(program, sorted(vocab, key=repr) if isinstance(vocab, (set, frozenset)) else vocab, max_seq_len,
+                   bos=compiler_bos)
+
+
 def install_alias() -> None:
-    """Make `import tracr`, `from tracr.rasp import rasp` and `from tracr.rasp.rasp import ...` give
-    rasplay's Tracr API, so Tracr program files run unchanged. Does nothing if already installed;
-    refuses if the real Tracr is imported."""
+    """Make `import tracr`, `from tracr.rasp import rasp`, `from tracr.rasp.rasp import ...` and
+    `from tracr.compiler import compiling` give rasplay's Tracr API, so Tracr program files run
+    unchanged. Does nothing if already installed; refuses if the real Tracr is imported."""
     existing = sys.modules.get("tracr")
     if existing is not None and not getattr(existing, "__rasplay_alias__", False):
         raise RuntimeError("the real tracr package is already imported; rasplay's alias would shadow it")
@@ -112,7 +123,14 @@ def install_alias() -> None:
     sub.__path__ = []
     sub.rasp = rasp
     top.rasp = sub
-    sys.modules.update({"tracr": top, "tracr.rasp": sub, "tracr.rasp.rasp": rasp})
+    compiler = types.ModuleType("tracr.compiler")
+    compiler.__path__ = []
+    compiling = types.ModuleType("tracr.compiler.compiling")
+    compiling.compile_rasp_to_model = compile_rasp_to_model
+    compiler.compiling = compiling
+    top.compiler = compiler
+    sys.modules.update({"tracr": top, "tracr.rasp": sub, "tracr.rasp.rasp": rasp, "tracr.compiler": compiler,
+                        "tracr.compiler.compiling": compiling})
 
 
 def load_program(spec: str, *args, **kwargs):

@@ -220,3 +220,16 @@ def test_maps_of_many_numbers_become_steps(lib):
     assert " if balance_0 < " in low.source
     assert lib.shuffle_dyck2()("({)}") == [1, 1, 1, 1]
     assert lib.shuffle_dyck2()("({)}}{") == [0] * 6
+
+
+def test_tracr_compile_entry_point_through_the_alias(lib):
+    """`from tracr.compiler import compiling; compiling.compile_rasp_to_model(...)` compiles with rasplay."""
+    from tracr.compiler import compiling
+
+    model = compiling.compile_rasp_to_model(lib.make_hist(), vocab={"a", "b", "c"}, max_seq_len=4,
+                                            compiler_bos="BOS")
+    check = model.check()
+    assert check["agree"] == check["inputs"] == 3 + 9 + 27 + 81
+    assert model.config["vocab"][model.config["bos_id"]] == "BOS"
+    with pytest.raises(rasplay.RaspError, match="causal"):
+        compiling.compile_rasp_to_model(lib.make_hist(), vocab={"a"}, max_seq_len=4, causal=True)
