@@ -38,7 +38,6 @@ def programs(only: list[str]) -> list[dict]:
     for path in sorted(TRACR_DIR.glob("*.rasp")):
         text = path.read_text()
         vocab = next(line.split(":", 1)[1].strip() for line in text.splitlines() if line.startswith("# vocab:"))
-        vocab = json.loads(vocab) if vocab.startswith("[") else vocab
         out.append({"name": path.stem, "kind": "tracr", "source": text, "output": None, "vocab": vocab})
     return [p for p in out if not only or p["name"] in only]
 

@@ -179,8 +179,8 @@ def count_a():
 
 
 def nary_sum():
-    """tokens + indices + length as one 3-ary SequenceMap (tuples inside)."""
-    return make_nary_sequencemap(lambda a, b, c: a + b + c, rasp.tokens, rasp.indices, make_length())
+    """int(tokens) + indices + length as one 3-ary SequenceMap (tuples inside), on the digits "123"."""
+    return make_nary_sequencemap(lambda a, b, c: int(a) + b + c, rasp.tokens, rasp.indices, make_length())
 
 
 def shuffle_dyck1():

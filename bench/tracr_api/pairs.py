@@ -15,5 +15,5 @@ PAIRS = {
     "detect_abc": ("detect_pattern.rasp", "abc"),
     "count_less_freq": ("count_less_freq.rasp", "abc"),
     "count_a": ("count.rasp", "abc"),
-    "nary_sum": ("nary_sequencemap.rasp", [1, 2, 3]),
+    "nary_sum": ("nary_sequencemap.rasp", "123"),
 }
