@@ -7,7 +7,9 @@ import sys
 from pathlib import Path
 
 from ..engine.lang.errors import RaspError
-from .tracr import LIMITS, load_program, to_rasp
+from .tracr import LIMITS, load_program, page_link, to_rasp
+
+LINK_CHARS = 8000   # longer links are not printed (browsers and servers cut very long URLs)
 
 
 def _tokens(item: str, input_format: str) -> list:
@@ -32,11 +34,14 @@ def _vocab(text: str) -> list:
     return list(text)
 
 
-def _save(low, path: str | None) -> None:
+def _save(low, path: str | None, inputs=None) -> None:
     if path:
         Path(path).write_text(low.source, encoding="utf-8")
         print(f"wrote the lowered RASP program to {path} (open it in the page, or `rasplay eval {path}`)",
               file=sys.stderr)
+        link = page_link(low.source, inputs)
+        if len(link) <= LINK_CHARS:
+            print(f"open it in the page (with `rasplay serve` running): {link}", file=sys.stderr)
 
 
 def _notes(low) -> None:
@@ -57,7 +62,7 @@ def lower_for_eval(args):
     except RaspError as e:
         raise SystemExit(f"{args.file}: error: {e.message}")
     _notes(low)
-    _save(low, getattr(args, "save_rasp", None))
+    _save(low, getattr(args, "save_rasp", None), args.input)
     return low.source, low.output, LIMITS
 
 

@@ -96,6 +96,21 @@ def show(program, inputs, vocab=None, max_len: int | None = None, **options):
     return _show(low.source, inputs, **options)
 
 
+def page_link(source: str, inputs=None, base: str = "http://127.0.0.1:8000/") -> str:
+    """A link that opens `source` in the page (DESIGN section 8: `#v1=` + base64url of the raw-deflated
+    JSON state)."""
+    import base64
+    import json
+    import zlib
+
+    state = {"source": source}
+    if inputs:
+        state["inputs"] = [x if isinstance(x, str) else json.dumps(x) for x in inputs]
+    deflate = zlib.compressobj(9, zlib.DEFLATED, -15)
+    raw = deflate.compress(json.dumps(state, ensure_ascii=False).encode("utf-8")) + deflate.flush()
+    return f"{base}#v1=" + base64.urlsafe_b64encode(raw).decode("ascii").rstrip("=")
+
+
 # ------------------------------------------------------------------ loading program files
 
 def compile_rasp_to_model(program, vocab, max_seq_len: int, causal: bool = False, compiler_bos: str = "BOS",

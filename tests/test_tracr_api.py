@@ -233,3 +233,16 @@ def test_tracr_compile_entry_point_through_the_alias(lib):
     assert model.config["vocab"][model.config["bos_id"]] == "BOS"
     with pytest.raises(rasplay.RaspError, match="causal"):
         compiling.compile_rasp_to_model(lib.make_hist(), vocab={"a"}, max_seq_len=4, causal=True)
+
+
+def test_page_link_carries_the_lowered_program(lib, tmp_path, capsys):
+    import base64
+    import zlib
+
+    saved = tmp_path / "hist.rasp"
+    assert cli_main(["eval", "--tracr", f"{LIB}:histogram", "-i", "abca", "--save-rasp", str(saved)]) == 0
+    err = capsys.readouterr().err
+    link = next(w for w in err.split() if "#v1=" in w)
+    payload = link.split("#v1=", 1)[1]
+    state = json.loads(zlib.decompress(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)), -15))
+    assert state == {"source": saved.read_text(), "inputs": ["abca"]}
