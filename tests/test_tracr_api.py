@@ -246,3 +246,19 @@ def test_page_link_carries_the_lowered_program(lib, tmp_path, capsys):
     payload = link.split("#v1=", 1)[1]
     state = json.loads(zlib.decompress(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)), -15))
     assert state == {"source": saved.read_text(), "inputs": ["abca"]}
+
+
+def test_lowering_limits():
+    """Tables are bounded (MAX_TABLE entries, MAX_MEANS possible means), with clear refusals."""
+    from rasplay.interop import tracr_lower
+
+    pairs = rasp.SequenceMap(lambda a, b: a * b, rasp.indices, rasp.indices + 0)
+    with pytest.raises(rasplay.RaspError, match="over the limit"):
+        tracr.to_rasp(pairs, "a", 500)       # 500 x 500 pairs > MAX_TABLE
+    assert 500 * 500 > tracr_lower.MAX_TABLE
+    every = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LEQ)
+    mean = rasp.numerical(rasp.Aggregate(every, rasp.numerical(rasp.tokens), default=0))
+    with pytest.raises(rasplay.RaspError, match="too many to tabulate"):
+        tracr.to_rasp(rasp.Map(lambda x: x > 0.5, mean), [0.11, 0.27, 0.35, 0.52, 0.73, 0.91], 14)
+    low = tracr.to_rasp(mean, [0.11, 0.27, 0.35, 0.52, 0.73, 0.91], 14)   # the mean alone needs no table
+    assert "aggregate(" in low.source
