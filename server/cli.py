@@ -193,6 +193,9 @@ def cmd_compile(args) -> int:
     from rasplay import engine
 
     output, limits = args.output, None
+    if args.export and args.export[0] != "transformer-lens":
+        print(f"rasplay: unknown export format {args.export[0]!r}; the one format is transformer-lens", file=sys.stderr)
+        return 2
     if args.tracr:   # FILE.py:NAME, a Tracr program (runs its Python): see docs/interop.md
         from rasplay.interop.cli_tracr import lower_for_compile
         source, lowered_output, limits = lower_for_compile(args, _parse_vocab(args.vocab))
@@ -213,8 +216,6 @@ def cmd_compile(args) -> int:
             doc["weights"] = args.weights
         if args.export:
             fmt, out_dir = args.export
-            if fmt != "transformer-lens":
-                raise SystemExit(f"rasplay: unknown export format {fmt!r}; the one format is transformer-lens")
             from rasplay.interop.export_tl import export_transformer_lens
             export_transformer_lens(model, out_dir)
             doc["export"] = {"format": fmt, "dir": out_dir}
@@ -222,7 +223,7 @@ def cmd_compile(args) -> int:
         _print_error(args.file, e)
         return 1
     except OSError as e:
-        print(f"rasplay: cannot write {args.weights}: {e}", file=sys.stderr)
+        print(f"rasplay: cannot write {e.filename or args.weights}: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # a bug in rasplay: say so, without a traceback
         print(f"{args.file}: internal error: {type(e).__name__}: {e} (please report this)", file=sys.stderr)

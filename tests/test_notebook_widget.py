@@ -86,6 +86,7 @@ def test_views_render_in_chromium(chromium, served):
     page.wait_for_selector(".compile-attention .overlay-plot[data-drawn='1']", timeout=60_000)
     assert page.locator(".compile-residual table.residual-table").count() == 1
     assert "1/1 agree" in page.locator("#compile-agreement").text_content()
+    (ROOT / "test-artifacts").mkdir(exist_ok=True)
     page.screenshot(path=str(ROOT / "test-artifacts" / "notebook-widget.png"), full_page=True)
     guard.close()
 
