@@ -26,7 +26,7 @@ PROGRAMS = {
     "frac_prevs": ((ROOT / "bench/tracr_programs/frac_prevs.rasp").read_text(), "abc", 5),  # numerical output
     "sort": ((ROOT / "bench/tracr_programs/sort.rasp").read_text(), "abc", 4),            # 2 heads in layer 1
     "histogram_bos": ((ROOT / "examples/histogram_bos.rasp").read_text(), "abc", 4),       # extra MLP sublayer
-    "copy": ("copy = aggregate(select(indices, indices, ==), tokens);", "ab", 5),          # no MLP: attn_only
+    "copy": ("copy = aggregate(select(indices, indices, ==), tokens);", "ab", 5),          # an MLP that adds 0
 }
 
 
@@ -77,10 +77,29 @@ def test_config_maps_our_layout(exported):
     assert tl_model.cfg.attn_scale == pytest.approx(1 / c["attn_scale"])
     assert tl_model.cfg.dtype == torch.float64
     assert doc["tokens"]["vocab"][doc["tokens"]["bos_id"]] == "<bos>"
-    assert (c["d_mlp"] == 0) == (name == "copy")            # copy has no MLP: attention-only
-    assert cfg.get("attn_only", False) == (name == "copy")
-    assert cfg.get("d_mlp", 0) == c["d_mlp"]
+    assert c["d_mlp"] > 0 and cfg["d_mlp"] == c["d_mlp"] and "attn_only" not in cfg
     json.dumps(doc)   # plain JSON
+
+
+def test_a_model_without_mlps_is_attention_only():
+    """The same weights with the MLP (which adds exactly 0 in copy) removed, d_mlp 0: TransformerLens
+    gets attn_only=True and gives the same outputs on every input."""
+    model = rasplay.compile(PROGRAMS["copy"][0], vocab="ab", max_len=5)
+    config, weights = dict(model.config), dict(model.weights)
+    assert not weights["layers.0.mlp.fc2.weight"].any()
+    config["d_mlp"] = 0
+    d = config["d_model"]
+    weights.update({"layers.0.mlp.fc1.weight": np.zeros((0, d)), "layers.0.mlp.fc1.bias": np.zeros(0),
+                    "layers.0.mlp.fc2.weight": np.zeros((d, 0)), "layers.0.mlp.fc2.bias": np.zeros(d)})
+    assert tl_config(config)["attn_only"] is True and "d_mlp" not in tl_config(config)
+    tl_model = to_hooked_transformer((config, weights))
+    assert tl_model.cfg.attn_only
+    ours = rasplay.Transformer(config, weights)
+    for n in range(1, 6):
+        ids = np.array([[0] + [1 + t for t in x] for x in itertools.product(range(2), repeat=n)])
+        want = ours.forward(ids, mode="soft").out
+        np.testing.assert_allclose(tl_model(torch.tensor(ids)).detach().numpy(), want, rtol=0, atol=1e-9)
+        assert (want[:, 1:].argmax(-1) == ids[:, 1:] - 1).all()   # and it copies
 
 
 def test_layer_norm_weights_map_too():
