@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import functools
 import http.server
-import shutil
 import threading
 from pathlib import Path
 
@@ -14,24 +13,12 @@ import rasplay
 from rasplay.interop.notebook import PAGE_MODULES, page_modules, widget_esm
 
 anywidget = pytest.importorskip("anywidget")
-from test_browser import CHROMIUM_ARGS, Guarded  # noqa: E402
+from test_browser import Guarded  # noqa: E402   (the `browser` fixture is conftest's)
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = (ROOT / "bench/tracr_programs/reverse.rasp").read_text()
-
-
-@pytest.fixture(scope="module")
-def chromium():
-    from playwright.sync_api import sync_playwright
-
-    path = shutil.which("chromium")
-    assert path, "Debian's chromium is needed for the browser tests: `make test-deps` installs it"
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=path, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
 
 
 @pytest.fixture
@@ -47,10 +34,10 @@ def served(tmp_path):
     server.server_close()
 
 
-def render(chromium, served, widget, name="view.html"):
+def render(browser, served, widget, name="view.html"):
     folder, base = served
     widget.save_html(folder / name)
-    guard = Guarded(chromium)
+    guard = Guarded(browser)
     page = guard.page()
     page.goto(f"{base}/{name}")
     page.wait_for_selector("#rasplay-view[data-rendered='1']", timeout=120_000)
@@ -66,9 +53,9 @@ def test_widget_is_an_anywidget_carrying_the_page_modules():
     assert "innerHTML" not in widget_esm()   # the widget's own DOM code writes text only
 
 
-def test_views_render_in_chromium(chromium, served):
+def test_views_render_in_chromium(browser, served):
     model = rasplay.compile(REVERSE, vocab="helo", max_len=6)
-    guard, page = render(chromium, served, rasplay.show(REVERSE, ["hello"], compiled=model))
+    guard, page = render(browser, served, rasplay.show(REVERSE, ["hello"], compiled=model))
     views = page.locator(".rw-section").evaluate_all("els => els.map(e => e.dataset.view)")
     assert views == ["values", "diagram", "heatmap", "compiled"]
     rows = page.locator("table.values-table tbody tr")
@@ -92,7 +79,7 @@ def test_views_render_in_chromium(chromium, served):
 
 
 @pytest.mark.train
-def test_trained_overlay_renders(chromium, served, tmp_path):
+def test_trained_overlay_renders(browser, served, tmp_path):
     pytest.importorskip("torch")
     from rasplay.engine.train import load_model, train
 
@@ -103,7 +90,7 @@ def test_trained_overlay_renders(chromium, served, tmp_path):
     for trained in (load_model(saved), result):
         w = rasplay.show(REVERSE, ["hello"], trained=trained)
         overlay = w.data["overlay"]
-        guard, page = render(chromium, served, w, "trained.html")
+        guard, page = render(browser, served, w, "trained.html")
         assert page.locator(".rw-section[data-view='trained']").count() == 1
         cards = page.locator(".train-overlay .overlay-card")
         assert cards.count() == len(overlay["selectors"]) >= 2
