@@ -44,10 +44,24 @@ _PY_COMPARE = {"==": lambda k, q: k == q, "!=": lambda k, q: k != q, "<": lambda
                "<=": lambda k, q: k <= q, ">": lambda k, q: k > q, ">=": lambda k, q: k >= q}
 RESERVED = set(keyword.kwlist) | {
     "tokens", "indices", "length", "select", "aggregate", "selector_width", "round", "indicator", "range", "zip",
-    "len", "load", "full_s", "has_focus", "count", "contains", "max", "min", "average", "load_from_location",
-    "shift", "mark_first_instance", "mark_last_instance", "select_from_first", "select_from_last", "sort",
-    "select_next_identical", "tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis", "True",
-    "False", "set", "example", "def", "return"}
+    "len", "load", "get", "out", "draw", "tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis",
+    "True", "False", "def", "return", "set", "example"}
+try:   # the interpreter's own list, where it has one
+    from ..engine.interpret import RESERVED_EVERYWHERE as _ENGINE_RESERVED
+    RESERVED |= set(_ENGINE_RESERVED)
+except ImportError:
+    pass
+
+
+def _library_names() -> set:
+    """Names the standard library defines (a program may not set them)."""
+    from importlib import resources
+
+    text = resources.files("rasplay.engine").joinpath("library.rasp").read_text(encoding="utf-8")
+    return set(re.findall(r"^(?:def\s+)?([A-Za-z_]\w*)\s*[=(]", text, re.M))
+
+
+RESERVED |= _library_names()
 
 
 @dataclass

@@ -262,3 +262,12 @@ def test_lowering_limits():
         tracr.to_rasp(rasp.Map(lambda x: x > 0.5, mean), [0.11, 0.27, 0.35, 0.52, 0.73, 0.91], 14)
     low = tracr.to_rasp(mean, [0.11, 0.27, 0.35, 0.52, 0.73, 0.91], 14)   # the mean alone needs no table
     assert "aggregate(" in low.source
+
+
+def test_reserved_names_are_renamed():
+    """Tracr names that RASP reserves (built-ins, library names) get a trailing underscore."""
+    out = rasp.Map(lambda x: x, rasp.tokens).named("out")
+    srt = rasp.Map(lambda x: x, out).named("sort")
+    low = tracr.to_rasp(rasp.SequenceMap(lambda a, b: a + b, out, srt).named("length"), "ab", 3)
+    assert {"out_", "length_"} <= set(low.names.values()) and low.output == "length_"
+    assert rasp.evaluate(rasp.SequenceMap(lambda a, b: a + b, out, srt), "ab") == ["aa", "bb"]
