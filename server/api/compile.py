@@ -15,7 +15,7 @@ from ..errors import ApiError
 from ..schemas import ERROR_RESPONSES, CompiledModelSummary, CompileRequest, RunRequest, SoftStudyRequest
 from ..store import ShareStore
 from .deps import Services, services
-from .evaluate import check_source, run_in_pool
+from .evaluate import check_inputs, check_source, run_in_pool
 
 router = APIRouter(tags=["compile"])
 MODEL_ID = r"^m[a-z2-7]{15}$"
@@ -63,8 +63,7 @@ async def compile_program(req: CompileRequest, svc: Services = Depends(services)
                                   "and every residual block decoded at every stage")
 async def run_model(req: RunRequest, model_id: str = Path(pattern=MODEL_ID), svc: Services = Depends(services)) -> dict:
     settings, pool, store = svc.settings, svc.pool, svc.store
-    if len(req.inputs) > settings.max_inputs:
-        raise ApiError(422, "limit", f"{len(req.inputs)} inputs; the limit is {settings.max_inputs} per request")
+    check_inputs(req.inputs, None, settings)
     spec = await _model(model_id, store)
     payload = {"id": model_id, "spec": spec, "inputs": req.inputs, "mode": req.mode, "beta": req.beta}
     body = await run_in_pool(pool, "model_run", payload, settings, settings.compile_seconds)
