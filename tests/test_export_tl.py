@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 import rasplay
+from rasplay.engine import NumpyTransformer as Transformer
 from rasplay.interop.export_tl import (export_transformer_lens, load_hooked_transformer, tl_config,
                                        tl_state_dict, to_hooked_transformer, token_ids)
 from rasplay.server.cli import main as cli_main
@@ -94,7 +95,7 @@ def test_a_model_without_mlps_is_attention_only():
     assert tl_config(config)["attn_only"] is True and "d_mlp" not in tl_config(config)
     tl_model = to_hooked_transformer((config, weights))
     assert tl_model.cfg.attn_only
-    ours = rasplay.Transformer(config, weights)
+    ours = Transformer(config, weights)
     for n in range(1, 6):
         ids = np.array([[0] + [1 + t for t in x] for x in itertools.product(range(2), repeat=n)])
         want = ours.forward(ids, mode="soft").out
@@ -123,7 +124,7 @@ def test_layer_norm_weights_map_too():
         for n in ("ln1", "ln2"):
             w[p + f"{n}.weight"], w[p + f"{n}.bias"] = rng.normal(size=d), rng.normal(size=d)
     ids = rng.integers(0, 3, size=(7, 5))
-    ours = rasplay.Transformer(config, w).forward(ids, mode="soft").out
+    ours = Transformer(config, w).forward(ids, mode="soft").out
     theirs = to_hooked_transformer((config, w))(torch.tensor(ids)).detach().numpy()
     np.testing.assert_allclose(theirs, ours, rtol=0, atol=1e-9)
     assert set(tl_state_dict(config, w)) >= {"ln_final.w", "blocks.1.ln2.b"}
