@@ -10,6 +10,7 @@ on one input, or in one name, leaves the others intact.
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -318,25 +319,60 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
     return doc
 
 
-_CACHE: "OrderedDict[tuple, Interpretation]" = OrderedDict()
-CACHE_SIZE = 64
+_CACHE: "OrderedDict[tuple, tuple[Interpretation, int]]" = OrderedDict()
+CACHE_SIZE = 64                 # programs kept at most
+CACHE_BYTES = 64 << 20          # and at most this many bytes (estimated) in all
+NODE_BYTES = 3072               # estimated bytes of one graph node with its interning entry
+_cached_bytes = 0
+
+
+def clear_caches() -> None:
+    """Forget every cached interpretation (a server worker calls this to give memory back)."""
+    global _cached_bytes
+    _CACHE.clear()
+    _cached_bytes = 0
+
+
+def approx_bytes(interp: Interpretation, budget: int) -> int:
+    """An estimate of the memory an interpretation holds: its graph nodes and the values (lists,
+    dicts, strings) its names are bound to. The walk stops once past `budget`."""
+    total = len(interp.graph.nodes) * NODE_BYTES + 2 * len(interp.source)
+    stack = list(interp.env.vars.values()) if interp.env is not None else []
+    seen: set[int] = set()
+    while stack and total <= budget:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        total += sys.getsizeof(value)
+        if isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+    return total
 
 
 def _interpret_cached(source: str, limits: Limits, load_dirs, deadline: float) -> Interpretation:
     """Interpretations are pure functions of the program text and limits (the graph is never
     mutated by evaluation), so a server re-evaluating the same program on new inputs skips parsing.
-    Programs that load files, or whose interpretation ran out of time, are not cached."""
+    Programs that load files, whose interpretation ran out of time, or that hold more than a quarter
+    of CACHE_BYTES are not cached."""
+    global _cached_bytes
     key = (source, limits)
     if not load_dirs and key in _CACHE:
         _CACHE.move_to_end(key)
-        return _CACHE[key]
+        return _CACHE[key][0]
     interp = interpret(source, limits, load_dirs, deadline)
     cacheable = set(interp.sources) <= {"<program>", "<library>"} and not any(
         d.get("kind") == "timeout" for d in interp.diagnostics)
     if not load_dirs and cacheable:
-        _CACHE[key] = interp
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        size = approx_bytes(interp, CACHE_BYTES // 4)
+        if size <= CACHE_BYTES // 4:
+            _CACHE[key] = (interp, size)
+            _cached_bytes += size
+            while len(_CACHE) > CACHE_SIZE or _cached_bytes > CACHE_BYTES:
+                _cached_bytes -= _CACHE.popitem(last=False)[1][1]
     return interp
 
 

@@ -2,7 +2,7 @@
 and a clear error message when it is exceeded."""
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
@@ -16,9 +16,6 @@ class Limits:
     max_input_length: int = 4096        # tokens per input
     max_cells: int = 1 << 25            # batch x n x n selector cells evaluated at once
     eval_seconds: float = 10.0          # wall time for one evaluation
-
-    def with_(self, **changes) -> "Limits":
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
 DEFAULT_LIMITS = Limits()

@@ -164,6 +164,8 @@ class Health(BaseModel):
     workers: int
     limits: dict[str, Any]
     training: dict[str, Any] = Field(description="training jobs running and queued, and their limits")
+    pools: dict[str, Any] = Field(description="per worker pool (evaluation, heavy): live workers, each worker's "
+                                              "resident memory in bytes, and workers replaced (by cause)")
 
 
 class TrainRequest(BaseModel):

@@ -1,12 +1,13 @@
 """POST /share -> a short link; GET /s/{id} redirects to the playground with the state in the hash."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import RedirectResponse
 
 from ..errors import ApiError
 from ..links import link_fragment
+from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, ShareRequest, ShareResponse
 from ..store import ID_PATTERN, canonical
 from .deps import Services, services
@@ -15,10 +16,18 @@ router = APIRouter(tags=["share"])
 redirects = APIRouter(tags=["share"])
 
 
-@router.post("/share", response_model=ShareResponse, responses=ERROR_RESPONSES, summary="Make a short link")
-async def share(req: ShareRequest, svc: Services = Depends(services)):
+RESPONSES = {**ERROR_RESPONSES,
+             429: ERROR_RESPONSES[422] | {"description": "Too many new links and models from your address "
+                                                         "(Retry-After says when to try again)"},
+             503: ERROR_RESPONSES[422] | {"description": "The store could not be written"},
+             507: ERROR_RESPONSES[422] | {"description": "The server's store or disk is full"}}
+
+
+@router.post("/share", response_model=ShareResponse, responses=RESPONSES, summary="Make a short link")
+async def share(req: ShareRequest, request: Request, svc: Services = Depends(services)):
     """Stores the state (content-addressed: the same state always gets the same id) and returns
-    the short link. The state needs a `source` string; inputs are strings or lists of numbers."""
+    the short link. The state needs a `source` string; inputs are strings or lists of numbers.
+    A new link counts against the client's rate of new links and models (429 past it)."""
     settings, store = svc.settings, svc.store
     state = req.state
     if not isinstance(state.get("source"), str):
@@ -30,7 +39,10 @@ async def share(req: ShareRequest, svc: Services = Depends(services)):
     if size > settings.max_share_bytes:
         raise ApiError(413, "too_large", f"the state is {size} bytes; shared states are limited to "
                                          f"{settings.max_share_bytes} bytes")
-    link_id = await run_in_threadpool(store.put, state)
+    link_id, stored = await run_in_threadpool(store.link_id, state)
+    if not stored:
+        svc.writes_per_client.take(client_of(request))
+        link_id = await run_in_threadpool(store.put_link, state)
     return {"id": link_id, "url": f"/s/{link_id}"}
 
 
@@ -39,7 +51,7 @@ async def share(req: ShareRequest, svc: Services = Depends(services)):
                           404: ERROR_RESPONSES[422] | {"description": "No such link"}, 422: ERROR_RESPONSES[422]},
                summary="Open a short link")
 async def open_link(link_id: str = Path(pattern=ID_PATTERN), svc: Services = Depends(services)):
-    state = await run_in_threadpool(svc.store.get, link_id)
+    state = await run_in_threadpool(svc.store.get_link, link_id)
     if state is None:
         raise ApiError(404, "not_found", f"no shared link '{link_id}'")
     return RedirectResponse("/#" + link_fragment(state), status_code=302)
