@@ -115,7 +115,7 @@ def cmd_serve(args) -> int:
         cors_origins=tuple(args.cors_origin or ()),
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
         train_seconds=args.train_seconds, heavy_workers=args.heavy_workers or 0,
-        client_heavy=args.client_heavy, writes_per_minute=args.writes_per_minute, **sizes,
+        client_heavy=args.client_heavy, queue_seconds=args.queue_seconds, writes_per_minute=args.writes_per_minute, **sizes,
     )
     try:   # a damaged store: one clear line, before serving
         Store(settings.data_dir / "links.sqlite3", settings.max_store_bytes).close()
@@ -306,6 +306,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600)")
     p.add_argument("--train-memory", default="2GiB",
                    help="memory of a training job: estimated before queueing (422 when over) and enforced (default 2GiB)")
+    p.add_argument("--queue-seconds", type=float, default=10.0,
+                   help="longest wait for a free worker before a 503 (default 10)")
     p.add_argument("--heavy-workers", type=int,
                    help="worker processes for compile/run/soft study/weights (default: half of --workers, at least 1)")
     p.add_argument("--worker-memory", default="1GiB",

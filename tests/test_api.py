@@ -217,8 +217,11 @@ def test_hung_evaluation_is_killed_while_others_are_answered(tmp_path):
         e = error_of(outcome["hung"], 422)
         assert e["kind"] == "timeout" and outcome["hung_seconds"] < 3
         with server.client() as c:  # the killed worker was replaced
-            time.sleep(1.5)
-            assert c.get("/api/v1/health").json()["workers"] == 2
+            deadline = time.monotonic() + 60
+            while c.get("/api/v1/health").json()["workers"] < 2 and time.monotonic() < deadline:
+                time.sleep(0.2)
+            health = c.get("/api/v1/health").json()
+            assert health["workers"] == 2 and health["pools"]["evaluation"]["replaced"]["timeout"] == 1
             assert c.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["ab"]}).status_code == 200
     finally:
         server.stop()
