@@ -227,6 +227,18 @@ def _trace(interp: Interpretation, nodes: list[Node], inp: Input, limits: Limits
     return out
 
 
+def _check_result_cells(roots: list[Node], inputs: list[Input], limits: Limits) -> RaspError | None:
+    """The document's selector matrices hold (named selectors) x (sum over inputs of n x n) cells: an
+    error when that is over limits.max_result_cells (each cell costs a list slot and JSON bytes)."""
+    selectors = sum(1 for r in roots if isinstance(r, Selector))
+    cells = selectors * sum(len(inp.array) ** 2 for inp in inputs if inp.array is not None)
+    if cells <= limits.max_result_cells:
+        return None
+    return RaspError(f"the selector matrices of this result would hold {cells:,} cells ({selectors} selectors over "
+                     f"these inputs); the limit is {limits.max_result_cells:,}: ask for fewer names, fewer or "
+                     "shorter inputs", None, "limit")
+
+
 def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: list[str] | None,
                             limits: Limits, deadline: float, extra_diagnostics: list | None = None,
                             trace: int | None = None) -> dict:
@@ -247,6 +259,10 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
                             interp.graph.ancestors(roots))
     analysis, place, nodes = interp.memo[key]
     keep = {r.id for r in roots}
+    too_large = _check_result_cells(roots, inputs, limits)
+    if too_large is not None:   # estimated before anything is built: the selectors' matrices are left out
+        diagnostics.append(too_large.to_diagnostic())
+        keep -= {r.id for r in roots if isinstance(r, Selector)}
 
     per_input: list[dict[int, tuple]] = [dict() for _ in inputs]  # input -> node id -> (row data, error)
     for i, inp in enumerate(inputs):
@@ -263,6 +279,9 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
             vals = None
         for b, i in enumerate(rows):
             for r in roots:
+                if r.id not in keep:
+                    per_input[i][r.id] = (None, too_large)
+                    continue
                 if vals is None:
                     per_input[i][r.id] = (None, timeout)
                     continue

@@ -91,10 +91,16 @@ class Job:
 
 class JobManager:
     def __init__(self, runner_path: str, max_running: int, max_queued: int, time_limit: float, keep: int = 64,
-                 memory_bytes: int | None = None):
+                 memory_bytes: int | None = None, workroot: str | os.PathLike | None = None):
+        """`workroot`: where the jobs' temporary directories go (default: the system's temporary
+        directory); what a previous server left there (killed with its jobs) is removed now."""
         self.runner_path = runner_path
         self.max_running, self.max_queued, self.time_limit, self.keep = max_running, max_queued, time_limit, keep
         self.memory_bytes = memory_bytes
+        self.workroot = os.fspath(workroot) if workroot is not None else None
+        if self.workroot is not None:
+            shutil.rmtree(self.workroot, ignore_errors=True)
+            os.makedirs(self.workroot, exist_ok=True)
         self.jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
         self._running: set[Job] = set()
@@ -144,7 +150,7 @@ class JobManager:
 
     def _start(self, job: Job) -> None:
         parent, child = self._ctx.Pipe(duplex=True)
-        job.workdir = tempfile.mkdtemp(prefix=f"rasplay-job-{job.id}-")
+        job.workdir = tempfile.mkdtemp(prefix=f"rasplay-job-{job.id}-", dir=self.workroot)
         job.process = self._ctx.Process(target=_job_main, args=(child, self.runner_path, job.spec, job.workdir),
                                         daemon=True, name=f"rasplay-job-{job.id}")
         job.process.start()

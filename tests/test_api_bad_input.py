@@ -82,15 +82,15 @@ def test_the_openapi_schema_declares_the_limits(api):
 
 
 @pytest.mark.train
-def test_odd_last_event_ids_are_ignored(api):
+def test_odd_last_event_ids_are_ignored(api, live_server):
     pytest.importorskip("torch")
     r = api.post("/api/v1/train", json={"source": "x = indices + 1;", "vocab": "ab", "max_len": 4, "steps": 2,
                                         "n_train": 50, "n_test": 10, "eval_every": 1})
     assert r.status_code == 202
     job = r.json()["id"]
     for header in ("²", "9" * 5000, "-1", "1e3"):
-        with httpx.stream("GET", f"{api.base_url}api/v1/train/{job}/events", headers={"Last-Event-ID": header},
-                          timeout=120) as s:
+        with httpx.stream("GET", f"{live_server.url}/api/v1/train/{job}/events",
+                          headers={"Last-Event-ID": header.encode()}, timeout=120) as s:
             assert s.status_code == 200
             text = "".join(s.iter_text())
         assert "event: done" in text and "event: progress" in text   # every event, from the start

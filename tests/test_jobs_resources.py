@@ -40,21 +40,32 @@ def test_a_job_over_its_memory_limit_is_stopped_with_a_clear_error():
 
 
 @pytest.mark.parametrize("ending", ["cancel", "timeout"])
-def test_a_killed_job_leaves_no_temporary_directory(ending):
+def test_a_killed_job_leaves_no_temporary_directory(ending, tmp_path):
     async def scenario():
-        jobs = JobManager("job_runners.write_and_hang", 1, 1, time_limit=3 if ending == "timeout" else 120)
+        jobs = JobManager("job_runners.write_and_hang", 1, 1, time_limit=20 if ending == "timeout" else 300,
+                          workroot=tmp_path / "jobs")
         job = jobs.submit({})
-        while not job.events:
+        while not job.events:   # the runner has written into its directory (a process starts in seconds)
+            assert job.status == "running"
             await asyncio.sleep(0.05)
         workdir = job.events[0]["workdir"]
+        assert workdir == job.workdir
         assert os.path.exists(os.path.join(workdir, "model.npz"))
         if ending == "cancel":
             jobs.cancel(job)   # it ignores the request: killed a second later
         await until(job)
         assert job.status == ("cancelled" if ending == "cancel" else "timeout")
-        assert not os.path.exists(workdir)
+        assert not os.path.exists(workdir) and os.listdir(tmp_path / "jobs") == []
         await jobs.close()
     run(scenario())
+
+
+def test_directories_left_by_a_killed_server_are_removed_at_start(tmp_path):
+    left = tmp_path / "jobs" / "rasplay-job-0001abcd-x"
+    left.mkdir(parents=True)
+    (left / "model.npz").write_bytes(b"x" * 100)
+    JobManager("job_runners.write_and_hang", 1, 1, time_limit=10, workroot=tmp_path / "jobs")
+    assert os.listdir(tmp_path / "jobs") == []
 
 
 @pytest.mark.train
