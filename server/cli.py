@@ -27,13 +27,25 @@ def _print_diagnostics(path: str, diagnostics: list[dict]) -> None:
         print(f"{where}: {d['severity']}: {d['message']}", file=sys.stderr)
 
 
-def _enforce_limits(path: str, seconds: float, memory: int | None) -> None:
-    """A hard time limit (SIGALRM stops the Python code; a watchdog thread ends the process if a long
-    step in C does not return within a second more) and an address-space limit for this process."""
+def _enforce_limits(path: str, seconds: float, memory: int | None):
+    """An address-space limit for this process, then a hard time limit (SIGALRM stops the Python
+    code; a watchdog thread ends the process if a long step in C does not return within a second
+    more). The engine's library is loaded first, so that the limits are the program's own."""
     import os
     import resource
     import signal
     import threading
+
+    from rasplay import engine
+
+    engine.evaluate("x = length;", ["ab"])   # the library (ours) is not the program's time
+    if memory:
+        try:
+            with open("/proc/self/statm") as f:
+                size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            resource.setrlimit(resource.RLIMIT_AS, (size + memory, size + memory))
+        except (OSError, ValueError):
+            pass
 
     def too_long(*_):
         raise _TimeLimit()
@@ -48,11 +60,11 @@ def _enforce_limits(path: str, seconds: float, memory: int | None) -> None:
     timer = threading.Timer(seconds + 1.0, last_resort)
     timer.daemon = True
     timer.start()
-    if memory:
-        from .workers import memory_of
-        size = memory_of()[0]
-        if size:
-            resource.setrlimit(resource.RLIMIT_AS, (size + memory, size + memory))
+
+    def disarm():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        timer.cancel()
+    return disarm
 
 
 class _TimeLimit(BaseException):
@@ -67,7 +79,11 @@ def cmd_eval(args) -> int:
     source, load_dirs = _read_program(args.file)
     names = [n for part in args.names for n in part.split(",") if n] if args.names else None
     limits = engine.Limits(eval_seconds=args.eval_seconds * 0.9)
-    _enforce_limits(args.file, args.eval_seconds, parse_bytes(args.memory) if args.memory else None)
+    try:
+        memory = parse_bytes(args.memory) if args.memory else None
+    except ValueError as e:
+        raise SystemExit(f"rasplay: --memory: {e}")
+    disarm = _enforce_limits(args.file, args.eval_seconds, memory)
     try:
         doc = engine.evaluate(source, args.input or None, names=names, input_format=args.input_format,
                               load_dirs=load_dirs, limits=limits)
@@ -80,8 +96,7 @@ def cmd_eval(args) -> int:
               "and was stopped", file=sys.stderr)
         return 1
     finally:
-        import signal
-        signal.setitimer(signal.ITIMER_REAL, 0)
+        disarm()
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     else:
