@@ -65,6 +65,8 @@ class Settings:
     @property
     def heavy_pool_size(self) -> int:
         return self.heavy_workers or max(1, self.workers // 2)
+    exercises_dirs: tuple[Path, ...] = ()  # teachers' exercise folders, added to the shipped exercises
+    check_seconds: float = 10.0         # an exercise check (both programs, all its inputs); killed past it
 
     def engine_limits_json(self) -> dict:
         """engine_limits() as the dict sent to workers (computed once)."""

@@ -90,6 +90,19 @@ def train_check(payload: dict) -> dict:
         return {"ok": False, "message": str(e)}
 
 
+@kind("exercise_check")
+def exercise_check(payload: dict) -> dict:
+    from rasplay.engine.exercises import CheckLimits, check_text
+
+    result = check_text(payload["text"], payload["id"], payload["source"], payload["limits"],
+                        CheckLimits(seconds=payload["seconds"]))
+    timeout = next((d for d in result.get("diagnostics", ()) if d.get("kind") == "timeout"), None) \
+        if isinstance(result, dict) else None
+    if timeout is not None:
+        raise WorkTimeout(timeout["message"])
+    return result
+
+
 # ---------------------------------------------------------------- compiler work (the heavy pool)
 
 def _compiled(model_id: str, spec: dict):
