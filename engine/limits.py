@@ -2,7 +2,7 @@
 and a clear error message when it is exceeded."""
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -17,6 +17,9 @@ class Limits:
     max_cells: int = 1 << 25            # batch x n x n selector cells evaluated at once
     max_result_cells: int = 1 << 25     # selector cells in one evaluation document (selectors x inputs x n x n)
     eval_seconds: float = 10.0          # wall time for one evaluation
+
+    def with_(self, **changes) -> "Limits":
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
 
 
 DEFAULT_LIMITS = Limits()
