@@ -94,6 +94,7 @@ def train_check(payload: dict) -> dict:
 def exercise_check(payload: dict) -> dict:
     from rasplay.engine.exercises import CheckLimits, check_text
 
+    payload = _engine_limits(payload)
     result = check_text(payload["text"], payload["id"], payload["source"], payload["limits"],
                         CheckLimits(seconds=payload["seconds"]))
     timeout = next((d for d in result.get("diagnostics", ()) if d.get("kind") == "timeout"), None) \
