@@ -1,16 +1,27 @@
 # rasplay: `make serve` installs and runs the playground; `make test` installs what the tests need
-# (Debian's Chromium for the browser tests, the test and train extras) and runs them.
+# (Debian's Chromium for the browser tests, the test, train and notebook extras, the test toolchain
+# pinned in tests/constraints.txt) and runs them.
 PYTHON ?= python3
+# apt-get waits up to 10 minutes for a lock held by another apt (unattended upgrades), rather than
+# failing; sudo only when not root. Nothing here needs root when Chromium is already installed.
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+APT_GET := $(SUDO) apt-get -o DPkg::Lock::Timeout=600
 
-.PHONY: serve test test-deps
+.PHONY: serve test test-deps test-tl
 
 serve:
 	$(PYTHON) -m pip install -e .
 	rasplay serve
 
 test-deps:
-	@command -v chromium >/dev/null 2>&1 || (apt-get update && apt-get install -y chromium)
-	$(PYTHON) -m pip install -e '.[test,train]'
+	@command -v chromium >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y chromium; }
+	$(PYTHON) -m pip install -c tests/constraints.txt -e '.[test,train,notebook]'
 
 test: test-deps
 	$(PYTHON) -m pytest
+
+# The TransformerLens export test needs the `tl` extra (about 540 MB more, several minutes to install),
+# so `make test` skips it; this target installs it and runs that test.
+test-tl: test-deps
+	$(PYTHON) -m pip install -c tests/constraints.txt -e '.[test,train,notebook,tl]'
+	$(PYTHON) -m pytest tests/test_export_tl.py

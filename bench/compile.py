@@ -20,7 +20,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from rasplay import engine  # noqa: E402
-from rasplay.server.examples import load_examples  # noqa: E402
+from rasplay.engine.examples import load_examples  # noqa: E402
 
 TRACR_DIR = ROOT / "bench" / "tracr_programs"
 # Tracr's own figures (issue 5): residual width at max_len 5 / 10, and layers

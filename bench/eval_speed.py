@@ -21,7 +21,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from rasplay import engine  # noqa: E402
-from rasplay.server.examples import find_example  # noqa: E402
+from rasplay.engine.examples import find_example  # noqa: E402
 
 PROGRAMS = {"reverse": "reverse", "histogram": "histogram", "stable sort": "sort_stable"}
 SIZES = [16, 64, 256, 1024, 4096]

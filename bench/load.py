@@ -25,7 +25,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
 from live_server import LiveServer  # noqa: E402
-from rasplay.server.examples import load_examples  # noqa: E402
+from rasplay.engine.examples import load_examples  # noqa: E402
 
 
 def request_bytes(body: dict) -> bytes:

@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from rasplay.engine.train import train  # noqa: E402
 from rasplay.engine.train.data import load_task  # noqa: E402
-from rasplay.engine.train.model import ModelConfig, Transformer  # noqa: E402
+from rasplay.engine.train.model import ModelConfig, TrainableTransformer  # noqa: E402
 
 VOCAB = "abcdefgh"
 COMMON = {"vocab": VOCAB, "min_len": 1, "max_len": 16, "seed": 0, "batch_size": 64, "lr": 1e-3, "bos": True}
@@ -32,7 +32,7 @@ D_MODEL = 64
 def params(layers: int, d_model: int, classes: int = 8) -> int:
     c = ModelConfig(vocab=list(VOCAB) + ["<bos>"], max_len=17, d_model=d_model, n_layers=layers, n_heads=1,
                     output={"kind": "categorical", "classes": list(range(classes))})
-    return Transformer(c).n_params()
+    return TrainableTransformer(c).n_params()
 
 
 def matched_width(layers: int, target: int) -> int:

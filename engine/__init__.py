@@ -8,9 +8,12 @@ from .interpret import interpret, Interpretation
 from .lang.errors import RaspError, Span
 from .lang.parser import parse
 from .limits import DEFAULT_LIMITS, Limits
-from .compiler import CompiledModel, CompileLimits, compile
+from .compiler import CompiledModel, CompileLimits, compile, compile_spec
+from .examples import Example, find_example, load_examples
+from .header import default_output, parse_header
+from .inputs import input_limit_error
 from .compiler.soft import soft_study
-from .model import Transformer, load as load_model, load_npz, save_npz
+from .model import NumpyTransformer, load as load_model, load_npz, save_npz
 
 
 def analyze(source: str, output: str | None = None, limits: Limits | None = None, load_dirs=None) -> dict:
@@ -34,6 +37,7 @@ def analyze(source: str, output: str | None = None, limits: Limits | None = None
     return result
 
 
-__all__ = ["evaluate", "clear_caches", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span", "Limits",
-           "DEFAULT_LIMITS", "analyze_nodes", "compile", "CompiledModel", "CompileLimits", "soft_study",
-           "Transformer", "load_model", "load_npz", "save_npz"]
+__all__ = ["evaluate", "clear_caches", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span",
+           "Limits", "DEFAULT_LIMITS", "analyze_nodes", "compile", "compile_spec", "CompiledModel", "CompileLimits",
+           "soft_study", "NumpyTransformer", "load_model", "load_npz", "save_npz", "Example", "load_examples",
+           "find_example", "default_output", "parse_header", "input_limit_error"]

@@ -82,8 +82,3 @@ def analyze_nodes(interp: Interpretation, roots: list[Node]) -> dict:
         "mlps": mlps,
         "graph": {"nodes": graph_nodes, "edges": edges},
     }
-
-
-def place_of(analysis: dict) -> dict[int, tuple[int, int | None]]:
-    """node id -> (layer, head slot) from an analysis."""
-    return {n["id"]: (n["layer"], n["head"]) for n in analysis["graph"]["nodes"]}

@@ -20,6 +20,7 @@ import numpy as np
 from . import elementwise
 from .analysis import analyze_nodes
 from .elementwise import TYPE_NAMES, as_array, type_of
+from .header import default_output
 from .inputs import Input, parse_inputs
 from .interpret import Interpretation, interpret, parse_program, warm
 from .lang.errors import RaspError, diagnostic, positions_phrase
@@ -381,8 +382,14 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
         else:
             results[d.name] = {"kind": "selector", "layer": layer, "head": head,
                                "values": values, "errors": errors}
+    output = default_output(interp)
+    if output is not None and interp.ok and not any(d.name == output and isinstance(d.value, SOp)
+                                                    for d in interp.definitions):
+        diagnostics.append(diagnostic(f"the '# output:' header names '{output}', which is not an s-op the program "
+                                      "defines; compile and train need an output s-op", None, "warning", "name"))
     doc = {
         "inputs": [inp.tokens for inp in inputs],
+        "output": output,
         "results": results,
         "analysis": {"layers": analysis["layers"], "heads_per_layer": analysis["heads_per_layer"],
                      "heads": analysis["heads"], "mlps": analysis["mlps"], "graph": analysis["graph"]},

@@ -75,9 +75,9 @@ def parse_input(item, input_format: str | None, limits: Limits, index: int = 0) 
             raise RaspError(f"{label} must be a string or a list of tokens, not {type(item).__name__}", None, "input")
         if not tokens:
             raise RaspError(f"{label} is empty; an input needs at least one token", None, "input")
-        if len(tokens) > limits.max_input_length:
-            raise RaspError(f"{label} has {len(tokens)} tokens; the limit is {limits.max_input_length}",
-                            None, "limit")
+        too_long = length_error(len(tokens), limits, index)
+        if too_long is not None:
+            raise too_long
         for t in tokens:
             if not isinstance(t, (bool, int, float, str)) or (isinstance(t, float) and not np.isfinite(t)):
                 raise RaspError(f"{label}: the token {json.dumps(t)[:40]} is not a number, bool or string",
@@ -95,6 +95,50 @@ def parse_input(item, input_format: str | None, limits: Limits, index: int = 0) 
 def parse_inputs(items, input_format: str | None, limits: Limits) -> tuple[list[Input], RaspError | None]:
     """All inputs; an error (too many inputs) that applies to the whole request is returned apart."""
     items = list(items or [])
-    if len(items) > limits.max_inputs:
-        return [], RaspError(f"{len(items)} inputs; the limit is {limits.max_inputs} per evaluation", None, "limit")
+    too_many = count_error(len(items), limits)
+    if too_many is not None:
+        return [], too_many
     return [parse_input(item, input_format, limits, i) for i, item in enumerate(items)], None
+
+
+# ------------------------------------------------------------------ the input limits, checked in one place
+
+def count_error(count: int, limits: Limits) -> RaspError | None:
+    """The error for `count` inputs in one request, if that is over the limit."""
+    if count > limits.max_inputs:
+        return RaspError(f"{count} inputs; the limit is {limits.max_inputs} per request", None, "limit")
+    return None
+
+
+def length_error(tokens: int, limits: Limits, index: int = 0) -> RaspError | None:
+    """The error for input number `index` (0-based) having `tokens` tokens, if that is over the limit."""
+    if tokens > limits.max_input_length:
+        return RaspError(f"input {index + 1} has {tokens} tokens; the limit is {limits.max_input_length}",
+                         None, "limit")
+    return None
+
+
+def token_count(item, input_format: str | None = None) -> int | None:
+    """The number of tokens of an input as given (None when it is not valid: parse_input says why)."""
+    if isinstance(item, list):
+        return len(item)
+    if isinstance(item, str) and input_format == "json":
+        try:
+            parsed = json.loads(item)
+        except (ValueError, RecursionError):
+            return None
+        return len(parsed) if isinstance(parsed, list) else None
+    return len(item) if isinstance(item, str) else None
+
+
+def input_limit_error(items, input_format: str | None, limits: Limits) -> RaspError | None:
+    """The first way a request's inputs are over the input limits (inputs per request, tokens per
+    input), or None. Servers check this before doing any work; evaluate() applies the same limits."""
+    items = list(items)
+    error = count_error(len(items), limits)
+    for i, item in enumerate(items):
+        if error is not None:
+            break
+        n = token_count(item, input_format)
+        error = length_error(n, limits, i) if n is not None else None
+    return error

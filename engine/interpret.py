@@ -128,10 +128,6 @@ class Interpretation:
         return self.local_names.get(node.id) or node.label or node.describe()
 
 
-class _Return(Exception):
-    pass
-
-
 class Interpreter:
     def __init__(self, graph: Graph, limits: Limits, load_dirs: list[Path], deadline: float):
         self.graph = graph

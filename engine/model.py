@@ -28,7 +28,7 @@ class Forward:
     residual: list[tuple[str, np.ndarray]] = field(default_factory=list)  # (stage, (B, n, d)), trace only
 
 
-class Transformer:
+class NumpyTransformer:
     """Weights (docs/weights.md names) + config; `forward(ids)` on a (B, n) array of token ids."""
 
     def __init__(self, config: dict, weights: dict[str, np.ndarray]):
@@ -156,9 +156,9 @@ def load_npz(file) -> tuple[dict, dict, dict | None]:
     return config, weights, meta
 
 
-def load(file) -> Transformer:
+def load(file) -> NumpyTransformer:
     config, weights, _ = load_npz(file)
-    return Transformer(config, weights)
+    return NumpyTransformer(config, weights)
 
 
 def state_dict(weights: dict, dtype=None) -> dict:

@@ -21,6 +21,9 @@ class ResponseCache:
         self.hits += 1
         return value
 
+    def stats(self) -> dict[str, int]:
+        return {"entries": len(self._items), "hits": self.hits, "misses": self.misses}
+
     def put(self, key: bytes, value: bytes) -> None:
         if len(value) > self.max_item_bytes or key in self._items:
             return

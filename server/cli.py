@@ -76,9 +76,15 @@ def cmd_eval(args) -> int:
     from .settings import parse_bytes
     from .text_display import render
 
-    source, load_dirs = _read_program(args.file)
     names = [n for part in args.names for n in part.split(",") if n] if args.names else None
-    limits = engine.Limits(eval_seconds=args.eval_seconds * 0.9)
+    limits = None
+    if args.tracr:   # FILE.py:NAME, a Tracr program (runs its Python): see docs/interop.md
+        from rasplay.interop.cli_tracr import lower_for_eval
+        source, _, limits = lower_for_eval(args)
+        load_dirs = None
+    else:
+        source, load_dirs = _read_program(args.file)
+    limits = (limits or engine.Limits()).with_(eval_seconds=args.eval_seconds * 0.9)
     try:
         memory = parse_bytes(args.memory) if args.memory else None
     except ValueError as e:
@@ -281,10 +287,20 @@ def _print_error(path: str, e) -> None:
 def cmd_compile(args) -> int:
     from rasplay import engine
 
-    source, load_dirs = _read_program(args.file)
+    output, limits = args.output, None
+    if args.export and args.export[0] != "transformer-lens":
+        print(f"rasplay: unknown export format {args.export[0]!r}; the one format is transformer-lens", file=sys.stderr)
+        return 2
+    if args.tracr:   # FILE.py:NAME, a Tracr program (runs its Python): see docs/interop.md
+        from rasplay.interop.cli_tracr import lower_for_compile
+        source, lowered_output, limits = lower_for_compile(args, _parse_vocab(args.vocab))
+        output, load_dirs = output or lowered_output, None
+    else:
+        source, load_dirs = _read_program(args.file)
     try:
-        model = engine.compile(source, args.output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
-                               bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs)
+        model = engine.compile(source, output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
+                               bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs,
+                               eval_limits=limits)
         doc = {"summary": model.summary()}
         if args.check:
             doc["check"] = model.check(seed=args.seed)
@@ -293,11 +309,16 @@ def cmd_compile(args) -> int:
         if args.weights:
             model.export_npz(args.weights)
             doc["weights"] = args.weights
+        if args.export:
+            fmt, out_dir = args.export
+            from rasplay.interop.export_tl import export_transformer_lens
+            export_transformer_lens(model, out_dir)
+            doc["export"] = {"format": fmt, "dir": out_dir}
     except engine.RaspError as e:
         _print_error(args.file, e)
         return 1
     except OSError as e:
-        print(f"rasplay: cannot write {args.weights}: {e}", file=sys.stderr)
+        print(f"rasplay: cannot write {e.filename or args.weights}: {e}", file=sys.stderr)
         return 1
     except Exception as e:  # a bug in rasplay: say so, without a traceback
         print(f"{args.file}: internal error: {type(e).__name__}: {e} (please report this)", file=sys.stderr)
@@ -309,6 +330,12 @@ def cmd_compile(args) -> int:
         print(render_compiled(args.file, doc))
     ok = "check" not in doc or doc["check"]["agree"] == doc["check"]["inputs"]
     return 0 if ok else 1
+
+
+def _add_tracr_options(p) -> None:
+    p.add_argument("--tracr", action="store_true",
+                   help="FILE is a Tracr program, FILE.py:NAME (NAME() returns the s-op); runs its Python")
+    p.add_argument("--save-rasp", metavar="OUT.rasp", help="with --tracr: write the lowered RASP program")
 
 
 def _find_exercise(spec: str, folders: list[str]):
@@ -381,6 +408,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the evaluation document as JSON")
     p.add_argument("--eval-seconds", type=float, default=10.0, help="time limit of the evaluation (default 10)")
     p.add_argument("--memory", default="2GiB", help="memory the evaluation may take (default 2GiB; 0: no limit)")
+    _add_tracr_options(p)
+    p.add_argument("--vocab", help="with --tracr: the tokens to lower the program for (default: the inputs' tokens)")
+    p.add_argument("--max-len", type=int, help="with --tracr: the longest input to lower for (default: the inputs')")
     p.set_defaults(func=cmd_eval)
 
     p = sub.add_parser("serve", help="run the playground and its REST API")
@@ -461,7 +491,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("file", help="the program (.rasp), or - for standard input")
     p.add_argument("--vocab", required=True, help="the input tokens: a string (one per character) or a JSON list")
     p.add_argument("--max-len", type=int, required=True, help="the longest input the model must handle")
-    p.add_argument("--output", help="the s-op to compile (default: the last one the program defines)")
+    p.add_argument("--output", help="the s-op to compile (default: the '# output:' header, else the last s-op)")
     p.add_argument("--bos", default="<bos>", help="the BOS token (default <bos>)")
     p.add_argument("--encoding", action="append", metavar="NAME=ENC",
                    help="force an s-op's encoding: categorical or numerical (repeat for several)")
@@ -471,6 +501,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample for --check and --soft")
     p.add_argument("--json", action="store_true", help="print one JSON object (summary, check, soft)")
     p.add_argument("-o", dest="weights", metavar="MODEL.npz", help="write the weights and config (.npz)")
+    p.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
+                   help="also write the model for another tool: `--export transformer-lens DIR` (config.json, "
+                        "state_dict.pt/.npz for transformer_lens.HookedTransformer; docs/interop.md)")
+    _add_tracr_options(p)
     p.set_defaults(func=cmd_compile)
     return parser
 

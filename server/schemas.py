@@ -122,6 +122,9 @@ class Trace(BaseModel):
 
 class EvaluationDocument(BaseModel):
     inputs: list[list[Token]]
+    output: Optional[str] = Field(description="the program's default output: the s-op named by its `# output:` "
+                                              "header, else the last s-op it defines (null when it defines none); "
+                                              "compile and train use it when no output is given")
     results: dict[str, Result]
     analysis: Analysis
     diagnostics: list[Diagnostic]
@@ -164,6 +167,7 @@ class Health(BaseModel):
     workers: int
     limits: dict[str, Any]
     training: dict[str, Any] = Field(description="training jobs running and queued, and their limits")
+    cache: dict[str, int] = Field(description="the response cache of /evaluate and /analyze: entries, hits, misses")
     pools: dict[str, Any] = Field(description="per worker pool (evaluation, heavy): live workers, each worker's "
                                               "resident memory in bytes, and workers replaced (by cause)")
 

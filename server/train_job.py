@@ -26,9 +26,7 @@ def compiled_init(init: dict, directory: str) -> str:
 
     from rasplay import engine
 
-    spec = init["spec"]
-    model = engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec["max_len"],
-                           bos=spec.get("bos", "<bos>"))
+    model = engine.compile_spec(init["spec"])
     path = os.path.join(directory, f"{init['id']}.npz")
     model.export_npz(path)
     return path

@@ -2,8 +2,14 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from rasplay import engine
+
+# No wall-clock thresholds in tests (timings live in bench/): hypothesis' per-example deadline and its
+# "too slow" health check fail on a busy machine, whatever the code does.
+settings.register_profile("rasplay", deadline=None, suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("rasplay")
 
 
 def values(source: str, inputs, name: str, **kw):

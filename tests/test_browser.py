@@ -14,7 +14,6 @@ import pytest
 pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-TIMINGS = ARTIFACTS / "browser-timings.json"
 # (the session's `browser` fixture lives in conftest.py, so that every browser test module shares one Chromium)
 
 
@@ -95,29 +94,30 @@ def set_program(page, source: str):
     wait_for_run(page, before)
 
 
-def record_timing(name: str, value):
-    data = json.loads(TIMINGS.read_text()) if TIMINGS.exists() else {}
-    data[name] = value
-    TIMINGS.write_text(json.dumps(data, indent=2))
-
-
 # ------------------------------------------------------------------ the first visit
 
-def test_page_opens_fast_with_reverse_and_its_views(browser, guarded, live_server):
-    loads = []
-    for _ in range(3):   # three first visits (fresh contexts, no cache); the best shows the page, not the noise
-        g = Guarded(browser)
-        try:
-            fresh = g.page()
-            start = time.monotonic()
-            ready = open_app(fresh, live_server.url)
-            fresh.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
-            loads.append((ready, time.monotonic() - start))
-        finally:
-            g.close()
-    record_timing("page_ready_seconds", [round(r, 3) for r, _ in loads])
-    record_timing("first_heatmap_seconds", [round(h, 3) for _, h in loads])
-    assert min(r for r, _ in loads) < 1.0  # editor, values and diagram usable; plotly.js loads after the first render
+def test_page_is_ready_without_plotly_and_shows_reverse(guarded, live_server):
+    """The editor, values and diagram are usable without plotly.js (3.5 MB): the page gets ready while
+    the server holds plotly.js back, and the heatmap appears once it arrives. How fast the page opens is
+    measured by bench/page.py, not asserted here."""
+    first = guarded.page()
+    plotly = {"released": False, "held": []}
+
+    def hold(route):
+        if plotly["released"]:
+            route.continue_()
+        else:
+            plotly["held"].append(route)
+
+    first.route(re.compile(r"^http://127\.0\.0\.1:\d+/vendor/plotly\.min\.js$"), hold)
+    open_app(first, live_server.url)
+    assert first.evaluate("typeof window.Plotly") == "undefined"
+    assert first.locator(".values-table tbody tr").count() == 2 and first.locator("#diagram .layer-row").count() == 3
+    plotly["released"] = True
+    for route in plotly["held"]:
+        route.continue_()
+    first.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
+    assert first.evaluate("typeof window.Plotly") == "object"
     page = guarded.page()
     open_app(page, live_server.url)
     assert page.get_attribute("body", "data-editor") == "codemirror"
@@ -233,26 +233,22 @@ def test_syntax_error_shows_a_squiggle_on_its_line(guarded, live_server):
     page.screenshot(path=ARTIFACTS / "syntax-error.png", full_page=True)
 
 
-def test_ctrl_enter_to_heatmap_is_fast_up_to_32_tokens(guarded, live_server):
+def test_ctrl_enter_redraws_the_heatmap_at_32_tokens(guarded, live_server):
+    """Every Ctrl+Enter runs the program again and redraws the 32 x 32 heatmap (bench/page.py times it)."""
     page = guarded.page()
     open_app(page, live_server.url)
     heatmap_z(page)
     before = runs(page)
     page.fill(".input-row input[type='text']", "abcdefghijklmnopqrstuvwxyzabcdef")  # 32 tokens
     wait_for_run(page, before)
-    samples = []
-    for _ in range(8):
-        before = drawn(page)
+    for _ in range(3):
+        before_runs, before_drawn = runs(page), drawn(page)
         page.click(".cm-content")
-        start = page.evaluate("performance.now()")
         page.keyboard.press("Control+Enter")
-        page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
-        samples.append(page.evaluate("performance.now()") - start)
-    assert len(heatmap_z(page)) == 32
-    samples.sort()
-    record_timing("ctrl_enter_to_heatmap_ms_n32", {"median": round(samples[len(samples) // 2], 1),
-                                                    "max": round(samples[-1], 1)})
-    assert samples[len(samples) // 2] < 200
+        page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before_drawn}")
+        assert runs(page) > before_runs
+    z = heatmap_z(page)
+    assert len(z) == 32 and all(len(row) == 32 for row in z)
     page.screenshot(path=ARTIFACTS / "heatmap-n32.png", full_page=True)
 
 
@@ -494,19 +490,27 @@ def test_compile_tab_summary_heads_residual_beta_and_weights(guarded, live_serve
 
 
 def test_compile_error_is_shown_at_its_line(guarded, live_server):
+    """A program that evaluates cleanly on the shown input (one token) but that the compiler refuses (a
+    mean of strings on every longer input): the message is shown, and a squiggle appears on line 2."""
     page = guarded.page()
     open_app(page, live_server.url)
-    set_program(page, "a = indices;\nb = aggregate(select(indices, indices, <=), tokens);")
+    before = runs(page)
+    page.fill(".input-row input[type='text']", "a")
+    wait_for_run(page, before)
+    set_program(page, "a = indices;\nb = aggregate(select(1, 1, ==), tokens);")
+    assert page.locator(".cm-lintRange-error").count() == 0          # the evaluation itself has no error
     page.click("#tab-compile")
+    page.fill("#compile-vocab", "ab")
     page.fill("#compile-max-len", "3")
     page.select_option("#compile-output", "b")
     page.click("#compile-start")
-    page.wait_for_function("() => document.getElementById('status').textContent.length > 0 && "
-                           "!document.getElementById('status').textContent.startsWith('compiling')")
-    status = page.inner_text("#status")
-    if "compiled" not in status:          # the compiler refuses a mean of strings: the squiggle is on line 2
-        page.wait_for_selector(".cm-lintRange-error")
-        assert page.locator(".cm-line").nth(1).locator(".cm-lintRange-error").count() == 1
+    page.wait_for_selector("#compile-summary .note.error")
+    message = page.inner_text("#compile-summary .note.error")
+    assert "averages str values" in message and "compiled" not in page.inner_text("#status")
+    page.wait_for_selector(".cm-lintRange-error")
+    lines = page.locator(".cm-line")
+    assert lines.nth(1).locator(".cm-lintRange-error").count() == 1
+    assert lines.nth(0).locator(".cm-lintRange-error").count() == 0
 
 
 def test_the_guard_catches_requests_outside_loopback(browser, live_server):

@@ -7,7 +7,7 @@ import pytest
 
 from rasplay import engine
 from rasplay.engine import CompileLimits, RaspError
-from rasplay.server.examples import find_example, load_examples
+from rasplay.engine.examples import find_example, load_examples
 
 ROOT = Path(__file__).resolve().parents[1]
 TRACR = ROOT / "bench" / "tracr_programs"

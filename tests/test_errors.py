@@ -98,10 +98,8 @@ def test_input_limits():
 
 def test_time_limit_stops_interpretation():
     src = "for i in range(1000) { for j in range(1000) { y = i; } }"
-    start = time.monotonic()
     (d,) = diagnostics(src, limits=Limits(eval_seconds=0.2))
-    assert d["kind"] == "timeout" and "0.2 s" in d["message"]
-    assert time.monotonic() - start < 2
+    assert d["kind"] == "timeout" and "0.2 s" in d["message"]   # the time limit, not the iteration limit, stopped it
 
 
 def test_time_limit_stops_evaluation():

@@ -2,7 +2,7 @@
 import pytest
 
 from rasplay import engine
-from rasplay.server.examples import find_example, load_examples
+from rasplay.engine.examples import find_example, load_examples
 
 # example id -> [(input, {name: expected values})], computed by hand
 HAND_COMPUTED = {

@@ -9,7 +9,7 @@ import pytest
 from rasplay import engine
 from rasplay.engine.lang.parser import parse
 
-from conftest import diagnostics, errors, value, values
+from conftest import diagnostics, value, values
 
 
 def severities(source, inputs=("abc",)):

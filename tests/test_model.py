@@ -8,8 +8,8 @@ import pytest
 from rasplay import engine
 from rasplay.engine.compiler.check import input_ids
 from rasplay.engine.compiler.soft import exact_at
-from rasplay.engine.model import Transformer, load_npz
-from rasplay.server.examples import find_example
+from rasplay.engine.model import NumpyTransformer, load_npz
+from rasplay.engine.examples import find_example
 
 WEIGHT_NAMES = {"tok_emb.weight", "pos_emb.weight", "unembed.weight", "unembed.bias"} | {
     f"layers.{i}.{n}" for i in range(2) for n in
@@ -107,10 +107,10 @@ def test_layer_norm_and_default_scale_for_other_weights():
     w = {k: rng.normal(size=s) for k, s in shapes.items()}
     for name in ("layers.0.ln1", "layers.0.ln2", "ln_f"):
         w[name + ".weight"], w[name + ".bias"] = np.ones(8), np.zeros(8)
-    out = Transformer(c, w).forward(np.array([[0, 1, 1]]), "soft").out
+    out = NumpyTransformer(c, w).forward(np.array([[0, 1, 1]]), "soft").out
     assert out.shape == (1, 3, 1) and np.isfinite(out).all()
     with pytest.raises(ValueError, match="unembed.weight has shape"):
-        Transformer(c, dict(w, **{"unembed.weight": np.zeros((2, 8))}))
+        NumpyTransformer(c, dict(w, **{"unembed.weight": np.zeros((2, 8))}))
 
 
 # ---------------------------------------------------------------- the soft-attention study

@@ -4,7 +4,7 @@ import operator
 from hypothesis import given, settings, strategies as st
 
 from rasplay import engine
-from rasplay.server.examples import find_example
+from rasplay.engine.examples import find_example
 
 words = st.text(alphabet="abcde", min_size=1, max_size=12)
 int_lists = st.lists(st.integers(-20, 20), min_size=1, max_size=10)

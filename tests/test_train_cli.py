@@ -7,7 +7,6 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-pytestmark = pytest.mark.train
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = str(ROOT / "examples" / "reverse.rasp")
 HISTOGRAM = str(ROOT / "examples" / "histogram.rasp")
@@ -19,6 +18,7 @@ def run(*args, prelude=""):
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
+@pytest.mark.train
 def test_json_output_is_one_object(tmp_path):
     pytest.importorskip("torch")
     out = run("train", HISTOGRAM, "--vocab", "abc", "--max-len", "5", "--steps", "40", "--d-model", "16",
@@ -30,6 +30,7 @@ def test_json_output_is_one_object(tmp_path):
     assert (tmp_path / "m.pt").exists()
 
 
+@pytest.mark.train
 def test_readable_progress_and_summary():
     pytest.importorskip("torch")
     out = run("train", REVERSE, "--vocab", "abc", "--max-len", "4", "--steps", "60", "--d-model", "16", "--layers", "1")
@@ -38,6 +39,7 @@ def test_readable_progress_and_summary():
     assert "held-out accuracy:" in out.stdout and "layer 2  flip" in out.stdout and "no head in that layer" in out.stdout
 
 
+@pytest.mark.train
 @pytest.mark.parametrize("args, message", [
     (["--output", "nope"], "no s-op named 'nope'"),
     (["--min-len", "5", "--max-len", "2"], "min_len (5) is larger than max_len (2)"),

@@ -6,7 +6,6 @@ import pytest
 
 from rasplay.engine.train import TrainError, best_pairing, head_scores, overlay_imported, read_attention, validate_attention
 
-pytestmark = pytest.mark.train
 
 REVERSE = "opp_index = length - indices - 1;\nflip = select(indices, opp_index, ==);\nreverse = aggregate(flip, tokens);"
 

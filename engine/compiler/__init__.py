@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 
 from ..limits import Limits
-from ..model import Transformer
+from ..model import NumpyTransformer
 from .assemble import assemble_model, describe_heads, describe_mlps
 from .compiled import DEFAULT_BETA, CompiledModel
 from .encodings import choose_encodings
@@ -26,7 +26,8 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int, bos:
             encodings: dict | None = None, limits: CompileLimits | None = None, load_dirs=None,
             eval_limits: Limits | None = None) -> CompiledModel:
     """Compile `source` so that the model's output on "BOS + input" equals the evaluator's value of
-    `output` (default: the last s-op defined) on every input over `vocab` of length 1..max_len.
+    `output` (default: the program's default output, its `# output:` header or else its last s-op)
+    on every input over `vocab` of length 1..max_len.
 
     vocab: a string (one token per character) or a list of tokens. encodings: {s-op name:
     "categorical" | "numerical"} overrides. Raises RaspError (with the line of the construct)
@@ -43,10 +44,17 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int, bos:
     mlps = build_mlps(plan, width, plan.name_of, limits)
     config, weights = assemble_model(program, plan, width, heads, mlps, DEFAULT_BETA)
     offset = 1 if plan.pre_mlp else 0
-    return CompiledModel(program, graph, plan, Transformer(config, weights),
+    return CompiledModel(program, graph, plan, NumpyTransformer(config, weights),
                          describe_heads(plan, heads, plan.name_of),
                          describe_mlps(plan, mlps, config["n_layers"]), layout(plan, offset), plan.notes,
                          time.perf_counter() - start, values.values.get(program.output.id))
 
 
-__all__ = ["compile", "CompiledModel", "CompileLimits", "DEFAULT_COMPILE_LIMITS"]
+def compile_spec(spec: dict, **options) -> CompiledModel:
+    """compile() from a stored model spec (the REST API's compile request): {"source", "output"?,
+    "vocab", "max_len", "bos"?}."""
+    return compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec["max_len"],
+                   bos=spec.get("bos", "<bos>"), **options)
+
+
+__all__ = ["compile", "compile_spec", "CompiledModel", "CompileLimits", "DEFAULT_COMPILE_LIMITS"]

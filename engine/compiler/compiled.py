@@ -10,7 +10,7 @@ import numpy as np
 from ..evaluate import run_graph
 from ..lang.errors import RaspError
 from ..limits import DEFAULT_LIMITS
-from ..model import Transformer, save_npz, state_dict
+from ..model import NumpyTransformer, save_npz, state_dict
 from ..program import freeze
 from . import check as checks
 from .plan import Block
@@ -21,7 +21,7 @@ ROW_BUDGET = 4_000_000  # floats per forward chunk (batch x positions x widest l
 
 
 class CompiledModel:
-    def __init__(self, program, graph, plan, transformer: Transformer, heads: list[dict], mlps: list[dict],
+    def __init__(self, program, graph, plan, transformer: NumpyTransformer, heads: list[dict], mlps: list[dict],
                  layout: list[dict], notes: list[str], seconds: float, output_values=None):
         self.program, self.graph, self.plan = program, graph, plan
         self.transformer = transformer

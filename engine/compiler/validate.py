@@ -7,6 +7,7 @@ import numpy as np
 
 from ..elementwise import array_from_values
 from ..interpret import Interpretation, interpret
+from ..header import default_output
 from ..lang.errors import RaspError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..program import SOp
@@ -93,18 +94,17 @@ def validate_program(source: str, output: str | None, vocab, max_len: int, bos: 
 
     sops = [d for d in interp.definitions if isinstance(d.value, SOp)]
     if output is None:
-        if not sops:
+        output = default_output(interp)
+        if output is None:
             raise RaspError("the program defines no s-op to compile", None, "name")
-        chosen = sops[-1]
-    else:
-        found = [d for d in interp.definitions if d.name == output]
-        if not found:
-            names = ", ".join(d.name for d in sops[:12]) or "none"
-            raise RaspError(f"the program defines no s-op named '{output}' (its s-ops: {names})", None, "name")
-        chosen = found[0]
-        if not isinstance(chosen.value, SOp):
-            raise RaspError(f"'{output}' is a selector; compile an s-op (an aggregate or selector_width of it)",
-                            chosen.span, "type")
+    found = [d for d in interp.definitions if d.name == output]
+    if not found:
+        names = ", ".join(d.name for d in sops[:12]) or "none"
+        raise RaspError(f"the program defines no s-op named '{output}' (its s-ops: {names})", None, "name")
+    chosen = found[-1]   # a name defined twice means its last definition, as in the evaluation document
+    if not isinstance(chosen.value, SOp):
+        raise RaspError(f"'{output}' is a selector; compile an s-op (an aggregate or selector_width of it)",
+                        chosen.span, "type")
 
     overrides = dict(encodings or {})
     known = {d.name for d in interp.definitions}

@@ -13,7 +13,7 @@ _TORCH_NAMES = {
     "train": "run", "build_model": "run", "extract_attention": "run", "attention_maps": "run", "predict": "run",
     "example_overlay": "run", "supervision_pairs": "run",
     "train_model": "loop",
-    "Transformer": "model", "ModelConfig": "model", "load_model": "model", "save_model": "model",
+    "TrainableTransformer": "model", "ModelConfig": "model", "load_model": "model", "save_model": "model",
     "model_from_state": "model",
 }
 

@@ -9,7 +9,6 @@ longest input with token id 0 and a mask.
 """
 from __future__ import annotations
 
-import re
 import time
 from dataclasses import dataclass, field
 
@@ -20,13 +19,13 @@ from ..interpret import Interpretation, interpret
 from ..lang.errors import RaspError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..evaluate import run_graph
+from ..header import default_output
 from ..analysis import analyze_nodes
-from ..program import Selector, SOp
+from ..program import SOp
 from .errors import TrainError
 
 BOS_TOKEN = "<bos>"
 MAX_CLASSES = 1024
-_OUTPUT_HEADER = re.compile(r"^#\s*output:\s*(\S+)\s*$")
 
 
 # ------------------------------------------------------------------ the task
@@ -46,21 +45,6 @@ class Task:
     def selector_ids(self) -> list[int]:
         return [h["selector"] for layer in self.heads for h in layer]
 
-    def selector_node(self, sel_id: int) -> Selector:
-        return self.interp.graph.nodes[sel_id]
-
-
-def default_output(source: str, interp: Interpretation) -> str | None:
-    """The `# output: NAME` header of a program, else its last s-op definition."""
-    for line in source.splitlines():
-        if not line.startswith("#"):
-            break
-        m = _OUTPUT_HEADER.match(line)
-        if m:
-            return m.group(1)
-    sops = [d.name for d in interp.definitions if isinstance(d.value, SOp)]
-    return sops[-1] if sops else None
-
 
 def load_task(source: str, output: str | None = None, load_dirs=None, limits: Limits | None = None) -> Task:
     """Interpret a program and pick the s-op to learn; TrainError for a program that does not run."""
@@ -71,7 +55,7 @@ def load_task(source: str, output: str | None = None, load_dirs=None, limits: Li
         d = errors[0]
         where = f" (line {d['line']}, col {d['col']})" if "line" in d else ""
         raise TrainError(f"the program has an error: {d['message']}{where}")
-    name = output or default_output(source, interp)
+    name = output or default_output(interp)
     if name is None:
         raise TrainError("the program defines no s-op to learn")
     found = [d.value for d in interp.definitions if d.name == name]

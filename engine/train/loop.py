@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from .config import TrainConfig
 from .data import Split, TaskData
-from .model import Transformer
+from .model import TrainableTransformer
 
 TICK_SECONDS = 0.5
 
@@ -81,7 +81,7 @@ def supervision_loss(atts, batch, pairs, bos: bool):
 
 
 @torch.no_grad()
-def evaluate(model: Transformer, batches: Batches, kind: str, tolerance: float, chunk: int = 1024) -> dict:
+def evaluate(model: TrainableTransformer, batches: Batches, kind: str, tolerance: float, chunk: int = 1024) -> dict:
     """Held-out loss, per-position accuracy and per-sequence accuracy."""
     model.eval()
     loss_sum, right, total, seq_right = 0.0, 0, 0, 0
@@ -108,7 +108,7 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr
 
 
-def train_model(model: Transformer, data: TaskData, cfg: TrainConfig, pairs=(),
+def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, pairs=(),
                 progress: Callable[[dict], None] | None = None,
                 should_stop: Callable[[], bool] | None = None) -> dict:
     """Train `model` on `data`. pairs: (layer index, head, selector id) to supervise.

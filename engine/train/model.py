@@ -120,7 +120,7 @@ class Block(nn.Module):
         return x + self.mlp(self.ln2(x)), att
 
 
-class Transformer(nn.Module):
+class TrainableTransformer(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.config = c = config
@@ -167,15 +167,15 @@ class Transformer(nn.Module):
 
 # ------------------------------------------------------------------ saving and loading (docs/weights.md)
 
-def state_arrays(model: Transformer) -> dict[str, np.ndarray]:
+def state_arrays(model: TrainableTransformer) -> dict[str, np.ndarray]:
     return {k: v.detach().cpu().numpy() for k, v in model.state_dict().items()}
 
 
-def model_from_state(config: dict | ModelConfig, state: dict) -> Transformer:
-    """A Transformer with the given weights (torch tensors or numpy arrays, docs/weights.md names);
+def model_from_state(config: dict | ModelConfig, state: dict) -> TrainableTransformer:
+    """A TrainableTransformer with the given weights (torch tensors or numpy arrays, docs/weights.md names);
     TrainError naming every missing, unexpected or misshapen parameter."""
     cfg = config if isinstance(config, ModelConfig) else ModelConfig.from_dict(config)
-    model = Transformer(cfg)
+    model = TrainableTransformer(cfg)
     expected = model.state_dict()
     problems = [f"missing {k} {tuple(v.shape)}" for k, v in expected.items() if k not in state]
     problems += [f"unexpected {k}" for k in state if k not in expected]
@@ -193,7 +193,7 @@ def model_from_state(config: dict | ModelConfig, state: dict) -> Transformer:
     return model
 
 
-def save_model(model: Transformer, path, extra: dict | None = None) -> None:
+def save_model(model: TrainableTransformer, path, extra: dict | None = None) -> None:
     """`.npz`: the parameters plus `config` (a JSON string); otherwise a torch file holding
     {"config", "state_dict", **extra}."""
     path = Path(path)
@@ -203,7 +203,7 @@ def save_model(model: Transformer, path, extra: dict | None = None) -> None:
         torch.save({"config": model.config.to_dict(), "state_dict": model.state_dict(), **(extra or {})}, path)
 
 
-def load_model(path) -> Transformer:
+def load_model(path) -> TrainableTransformer:
     """A model saved by save_model or exported by the compiler (.npz or torch file)."""
     path = Path(path)
     try:

@@ -17,21 +17,21 @@ from .data import Task, TaskData, load_task, make_data, program_on
 from .errors import TrainError
 from .loop import train_model
 from .match import match_heads, overlay
-from .model import ModelConfig, Transformer, load_model, save_model
+from .model import ModelConfig, TrainableTransformer, load_model, save_model
 
 
 # ------------------------------------------------------------------ model and supervision
 
-def build_model(task: Task, data: TaskData, cfg: TrainConfig) -> Transformer:
+def build_model(task: Task, data: TaskData, cfg: TrainConfig) -> TrainableTransformer:
     """A fresh model for the data, its layers and heads defaulting to the program's analysis."""
     layers = task.layers if cfg.layers is None else cfg.layers
     heads = cfg.heads if cfg.heads is not None else max(task.heads_per_layer, default=1) or 1
-    return Transformer(ModelConfig(vocab=data.vocab, max_len=data.max_len, d_model=cfg.d_model, n_layers=layers,
+    return TrainableTransformer(ModelConfig(vocab=data.vocab, max_len=data.max_len, d_model=cfg.d_model, n_layers=layers,
                                    n_heads=heads, d_mlp=cfg.d_mlp, layer_norm=cfg.layer_norm, bos_id=data.bos_id,
                                    output=data.output_config()))
 
 
-def supervision_pairs(task: Task, model: Transformer, cfg: TrainConfig) -> list[tuple[int, int, int]]:
+def supervision_pairs(task: Task, model: TrainableTransformer, cfg: TrainConfig) -> list[tuple[int, int, int]]:
     """(layer index, head, selector id) to supervise: cfg.supervise_pairs, or each layer's heads paired
     in order with the analysis' selectors of that layer."""
     L, H = model.config.n_layers, model.config.n_heads
@@ -56,7 +56,7 @@ def supervision_pairs(task: Task, model: Transformer, cfg: TrainConfig) -> list[
 # ------------------------------------------------------------------ attention
 
 @torch.no_grad()
-def extract_attention(model: Transformer, ids: np.ndarray, lengths: np.ndarray | None = None,
+def extract_attention(model: TrainableTransformer, ids: np.ndarray, lengths: np.ndarray | None = None,
                       chunk: int = 256) -> np.ndarray:
     """Attention of every layer and head: ids (B, T) token ids (padded rows give their lengths) ->
     (B, L, H, T, T) float32; padded keys get 0."""
@@ -75,7 +75,7 @@ def extract_attention(model: Transformer, ids: np.ndarray, lengths: np.ndarray |
     return np.concatenate(out)
 
 
-def encode(model: Transformer, tokens) -> np.ndarray:
+def encode(model: TrainableTransformer, tokens) -> np.ndarray:
     """Model token ids of an input (a string: one token per character, or a list), BOS prepended."""
     c = model.config
     tokens = list(tokens)
@@ -93,13 +93,13 @@ def encode(model: Transformer, tokens) -> np.ndarray:
     return np.array(ids, dtype=np.int64)
 
 
-def attention_maps(model: Transformer, tokens) -> np.ndarray:
+def attention_maps(model: TrainableTransformer, tokens) -> np.ndarray:
     """(L, H, T, T) attention of the model on one input (BOS prepended when the model has one)."""
     return extract_attention(model, encode(model, tokens)[None])[0]
 
 
 @torch.no_grad()
-def predict(model: Transformer, tokens) -> list:
+def predict(model: TrainableTransformer, tokens) -> list:
     """The model's output on one input, per program position (class values, or numbers)."""
     model.eval()
     ids = torch.as_tensor(encode(model, tokens))[None]
@@ -111,7 +111,7 @@ def predict(model: Transformer, tokens) -> list:
     return [classes[int(i)] for i in out[offset:].argmax(-1)]
 
 
-def example_overlay(task: Task, model: Transformer, tokens) -> dict:
+def example_overlay(task: Task, model: TrainableTransformer, tokens) -> dict:
     """One input's attention over the program's selectors, with the model's and the program's outputs."""
     offset = 0 if model.config.bos_id is None else 1
     tokens = list(tokens)
@@ -134,7 +134,7 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
           should_stop: Callable[[], bool] | None = None, load_dirs=None, init=None, save_path=None) -> dict:
     """Train a transformer on the task of `source`'s output s-op; return the JSON-able result.
 
-    config: TrainConfig or its dict. init: a model file (or Transformer) to start from, e.g. compiled
+    config: TrainConfig or its dict. init: a model file (or TrainableTransformer) to start from, e.g. compiled
     weights (its vocabulary, positions and output classes then fix the data's). save_path: where to
     save the trained model (.pt, or .npz in the docs/weights.md layout). Raises TrainError for
     anything the user can fix."""
@@ -145,7 +145,7 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
     try:
         t0 = time.monotonic()
         task = load_task(source, cfg.output, load_dirs)
-        start = init if isinstance(init, Transformer) or init is None else load_model(init)
+        start = init if isinstance(init, TrainableTransformer) or init is None else load_model(init)
         data = _make_data(task, cfg, start)
         torch.manual_seed(cfg.seed)
         model = start or build_model(task, data, cfg)
@@ -179,7 +179,7 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
     }
 
 
-def _make_data(task: Task, cfg: TrainConfig, start: Transformer | None) -> TaskData:
+def _make_data(task: Task, cfg: TrainConfig, start: TrainableTransformer | None) -> TaskData:
     common = dict(n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, kind=cfg.kind)
     if start is None:
         return make_data(task, cfg.vocab, cfg.min_len, cfg.max_len, bos=cfg.bos, **common)

@@ -19,7 +19,7 @@ from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, CompiledModelSummary, CompileRequest, RunRequest, SoftStudyRequest
 from ..store import Store, model_id_of
 from .deps import Services, services
-from .evaluate import check_source, run_in_pool
+from .evaluate import check_inputs, check_source, run_in_pool
 
 router = APIRouter(tags=["compile"])
 MODEL_ID = r"^m[a-z2-7]{15}$"
@@ -87,8 +87,7 @@ async def compile_program(req: CompileRequest, request: Request, svc: Services =
 async def run_model(req: RunRequest, request: Request, model_id: str = Path(pattern=MODEL_ID),
                     svc: Services = Depends(services)) -> dict:
     settings, store = svc.settings, svc.store
-    if len(req.inputs) > settings.max_inputs:
-        raise ApiError(422, "limit", f"{len(req.inputs)} inputs; the limit is {settings.max_inputs} per request")
+    check_inputs(req.inputs, None, settings)
     spec = await _model(model_id, store)
     payload = {"id": model_id, "spec": spec, "inputs": req.inputs, "mode": req.mode, "beta": req.beta}
     with svc.heavy_per_client.hold(client_of(request)):

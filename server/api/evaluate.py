@@ -1,10 +1,10 @@
 """POST /evaluate and POST /analyze: the engine, run in a worker process with a hard time limit."""
 from __future__ import annotations
 
-import json
-
 from fastapi import APIRouter, Depends
 from fastapi.responses import Response
+
+from rasplay.engine.inputs import input_limit_error
 
 from ..errors import ApiError
 from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
@@ -24,25 +24,11 @@ def check_source(source: str, settings: Settings) -> None:
                                      f"the limit is {settings.max_source_chars}")
 
 
-def _token_count(item, input_format) -> int | None:
-    if isinstance(item, list):
-        return len(item)
-    if input_format == "json":
-        try:
-            parsed = json.loads(item)
-        except (ValueError, RecursionError):
-            return None  # the engine reports the JSON error for this input
-        return len(parsed) if isinstance(parsed, list) else None
-    return len(item)
-
-
-def check_inputs(req: EvaluateRequest, settings: Settings) -> None:
-    if len(req.inputs) > settings.max_inputs:
-        raise ApiError(422, "limit", f"{len(req.inputs)} inputs; the limit is {settings.max_inputs} per request")
-    for i, item in enumerate(req.inputs):
-        n = _token_count(item, req.input_format)
-        if n is not None and n > settings.max_input_length:
-            raise ApiError(422, "limit", f"input {i + 1} has {n} tokens; the limit is {settings.max_input_length}")
+def check_inputs(inputs, input_format: str | None, settings: Settings) -> None:
+    """Inputs over the input limits are a 422 before any work is queued (the engine's own check)."""
+    error = input_limit_error(inputs, input_format, settings.engine_limits())
+    if error is not None:
+        raise ApiError(422, "limit", error.message)
 
 
 async def run_in_pool(pool: WorkerPool, kind: str, payload: dict, settings: Settings,
@@ -87,7 +73,7 @@ async def evaluate(req: EvaluateRequest, svc: Services = Depends(services)):
     errors; requests over a limit or the time limit are 422s."""
     settings, cache = svc.settings, svc.cache
     check_source(req.source, settings)
-    check_inputs(req, settings)
+    check_inputs(req.inputs, req.input_format, settings)
     payload = {"source": req.source, "inputs": list(req.inputs), "names": req.names,
                "input_format": req.input_format, "limits": settings.engine_limits_json(), "trace": req.trace}
     key = message_for("evaluate", payload)   # the cache key is also the message to the worker

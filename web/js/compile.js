@@ -7,7 +7,7 @@ import * as api from "./api.js";
 import { graphIndex, traced } from "./docmodel.js";
 import { drawHeatmap, hoverLines } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
-import { headerOutput, vocabOf, vocabValue } from "./forms.js";
+import { vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -19,7 +19,7 @@ export function renderCompileForm(container, state) {
   const previous = container.querySelector("form");
   const output = el("select", { id: "compile-output", "aria-label": "output s-op to compile" },
     ...sops.map((n) => el("option", { value: n }, n)));
-  const preferred = headerOutput(state.source);
+  const preferred = doc ? doc.output : null;  // the program's default output (its `# output:` header)
   output.value = sops.includes(preferred) ? preferred : sops[sops.length - 1] || "";
   const vocab = el("input", { id: "compile-vocab", type: "text", spellcheck: "false" });
   vocab.value = vocabOf(state.inputs);

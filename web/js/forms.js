@@ -2,12 +2,6 @@
 
 import { parseInputText } from "./state.js";
 
-// The `# output: NAME` header of a program (the examples name their main s-op this way).
-export function headerOutput(source) {
-  const m = source.match(/^#\s*output:\s*(\S+)\s*$/m);
-  return m ? m[1] : null;
-}
-
 // The distinct tokens of the inputs: "ehlo" for characters, a JSON list when an input is a list.
 export function vocabOf(inputs) {
   const seen = [];

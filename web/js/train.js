@@ -5,7 +5,7 @@
 import * as api from "./api.js";
 import { drawHeatmap, hoverLines } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
-import { headerOutput, vocabOf, vocabValue } from "./forms.js";
+import { vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -26,7 +26,7 @@ function input(attrs) {
 export function renderTrainForm(container, state) {
   const doc = state.doc;
   const sops = doc ? Object.entries(doc.results).filter(([, r]) => r.kind === "sop").map(([n]) => n) : [];
-  const preferred = headerOutput(state.source);
+  const preferred = doc ? doc.output : null;  // the program's default output (its `# output:` header)
   const output = el("select", { id: "train-output", "aria-label": "output s-op to learn" },
     ...sops.map((n) => el("option", { value: n }, n)));
   output.value = sops.includes(preferred) ? preferred : sops[sops.length - 1] || "";

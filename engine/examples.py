@@ -1,23 +1,28 @@
-"""The example gallery: RASP programs in examples/, one file each, with a comment header:
+"""The example gallery: RASP programs shipped in the `rasplay.examples` package (the repository's
+examples/ folder), one file each, with a comment header (header.py):
 
     # title: Reverse
     # description: One paragraph; continuation lines are indented comment lines.
     # input: hello
     # input_format: json        (optional: the input is a JSON list)
     # tags: basics, 2 layers
-    # output: reverse           (the main s-op, for the compile and train views)
+    # output: reverse           (the program's default output, for compile and train)
 """
 from __future__ import annotations
 
 import functools
-import re
 from dataclasses import asdict, dataclass, field
 from importlib import resources
 from pathlib import Path
 
-EXAMPLES_DIR = Path(str(resources.files("rasplay.examples")))
-_KEY = re.compile(r"^#\s*([a-z_]+):\s?(.*)$")
+from .header import header_output, parse_header
+
 ID_PATTERN = r"^[a-z0-9_]+$"
+
+
+def examples_dir() -> Path:
+    """Where the installed examples are (a folder of .rasp files)."""
+    return Path(str(resources.files("rasplay.examples")))
 
 
 @dataclass
@@ -37,21 +42,6 @@ class Example:
         return d
 
 
-def parse_header(text: str) -> dict[str, str]:
-    header: dict[str, str] = {}
-    key = None
-    for line in text.splitlines():
-        if not line.startswith("#"):
-            break
-        m = _KEY.match(line)
-        if m and not line.startswith("#  "):
-            key = m.group(1)
-            header[key] = m.group(2).strip()
-        elif key is not None and line.strip("# ").strip():
-            header[key] += " " + line.lstrip("#").strip()
-    return header
-
-
 def read_example(path: Path) -> Example:
     text = path.read_text(encoding="utf-8")
     h = parse_header(text)
@@ -59,7 +49,7 @@ def read_example(path: Path) -> Example:
         id=path.stem, title=h.get("title", path.stem), description=h.get("description", ""),
         input=h.get("input", ""), input_format=h.get("input_format", "str"),
         tags=[t.strip() for t in h.get("tags", "").split(",") if t.strip()],
-        output=h.get("output"), source=text,
+        output=header_output(text), source=text,
     )
 
 
@@ -70,9 +60,11 @@ def _teaching_order(example: Example) -> tuple:
 
 
 @functools.lru_cache(maxsize=4)
-def load_examples(directory: Path = EXAMPLES_DIR) -> tuple[Example, ...]:
+def load_examples(directory: Path | None = None) -> tuple[Example, ...]:
+    """Every example, in teaching order (from `directory`, default the installed examples)."""
+    directory = directory or examples_dir()
     return tuple(sorted((read_example(p) for p in directory.glob("*.rasp")), key=_teaching_order))
 
 
-def find_example(example_id: str, directory: Path = EXAMPLES_DIR) -> Example | None:
+def find_example(example_id: str, directory: Path | None = None) -> Example | None:
     return next((e for e in load_examples(directory) if e.id == example_id), None)

@@ -1,0 +1,491 @@
+"""Tracr expressions -> RASP source for rasplay (and so rasplay's own operation graph).
+
+A Tracr program holds Python functions (Map, SequenceMap, custom Select predicates) that rasplay
+cannot read. Like Tracr's compiler, the lowering evaluates them on *value sets*: given the
+vocabulary and max_len it infers every s-op's possible values (tokens: the vocabulary; indices:
+0..max_len-1; Map: f over its input's values; SequenceMap: f over all pairs; a numerical
+aggregate: every mean of 1..max_len values; a categorical one: its input's values; selector width:
+0..max_len) and writes each function as a table lookup:
+
+    map_3 = {"a": 1, "b": 0}[tokens];                         # Map
+    sequence_map_7 = {0: 0, 1: 1, ...}[{...}[x] * 3 + {...}[y]];   # SequenceMap: pair index -> value
+    select_5 = select({0: 0, 1: 1}[indices], {1: 0, 2: 1}[indices], ==);   # custom predicate
+
+Everything elementwise stays elementwise (no layer, fused by the compiler), every Select stays one
+select (one head). Values that RASP cannot hold (tuples, None, mixed types) are *coded*: the s-op
+holds an index into its value list (`Lowered.codes`), and the tables read and write codes.
+The result is ordinary RASP: evaluate it, analyse it, open it in the page, compile it.
+
+Departures from Tracr's evaluator, each reported in `Lowered.notes` when it happens:
+* an Aggregate whose default is None gets RASP's default 0 where no key is selected when its values
+  are numbers (Tracr's compiled models also output 0 there), False for bools; over strings None is
+  the string "None" (a value of its own: Maps and SequenceMaps give None for it, selects never match it);
+* an Aggregate of bools that is numerical or has a number default averages them as 0 and 1 (RASP
+  averages only numbers), so a single selected True is 1.
+"""
+from __future__ import annotations
+
+import keyword
+import re
+from dataclasses import dataclass, field
+from fractions import Fraction
+from typing import Any
+
+from ..engine.lang.errors import RaspError
+from ..engine.program import format_constant
+from . import tracr_rasp as rasp
+
+MAX_MEANS = 20_000            # possible means of one numerical aggregate that a table may enumerate
+MAX_TABLE = 200_000           # entries of one Map/SequenceMap/Select table
+MAX_STEPS = 8                 # a Map of numbers that is a step function of at most this many steps is written so
+COMPARISONS = {rasp.Comparison.EQ: "==", rasp.Comparison.NEQ: "!=", rasp.Comparison.LT: "<",
+               rasp.Comparison.LEQ: "<=", rasp.Comparison.GT: ">", rasp.Comparison.GEQ: ">="}
+_PY_COMPARE = {"==": lambda k, q: k == q, "!=": lambda k, q: k != q, "<": lambda k, q: k < q,
+               "<=": lambda k, q: k <= q, ">": lambda k, q: k > q, ">=": lambda k, q: k >= q}
+RESERVED = set(keyword.kwlist) | {
+    "tokens", "indices", "length", "select", "aggregate", "selector_width", "round", "indicator", "range", "zip",
+    "len", "load", "get", "out", "draw", "tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis",
+    "True", "False", "def", "return", "set", "example"}
+try:   # the interpreter's own list, where it has one
+    from ..engine.interpret import RESERVED_EVERYWHERE as _ENGINE_RESERVED
+    RESERVED |= set(_ENGINE_RESERVED)
+except ImportError:
+    pass
+
+
+def _library_names() -> set:
+    """Names the standard library defines (a program may not set them)."""
+    from importlib import resources
+
+    text = resources.files("rasplay.engine").joinpath("library.rasp").read_text(encoding="utf-8")
+    return set(re.findall(r"^(?:def\s+)?([A-Za-z_]\w*)\s*[=(]", text, re.M))
+
+
+RESERVED |= _library_names()
+
+
+@dataclass
+class Rep:
+    """How an s-op's values live in RASP: as themselves (plain) or as codes into `values`. A plain
+    s-op of strings that may be None holds the string `none` there."""
+    values: list | None               # the value set, sorted; None when too large to list
+    plain: bool
+    code: dict = field(default_factory=dict)   # value -> code, for coded s-ops
+    none: str | None = None
+
+    def key(self, v) -> str:
+        """The RASP constant that stands for value v of this s-op."""
+        if self.plain:
+            return format_constant(self.none if v is None else v)
+        return str(self.code[v])
+
+
+@dataclass
+class Lowered:
+    """A Tracr program as RASP source, with what is needed to read its values back."""
+    source: str
+    output: str                          # the RASP name of the program's root
+    names: dict                          # Tracr label -> RASP name
+    codes: dict                          # RASP name -> list of Python values (code i holds codes[name][i])
+    encodings: dict                      # RASP name -> Tracr's annotation ("categorical" | "numerical")
+    vocab: list
+    max_len: int
+    notes: list
+    nones: dict = field(default_factory=dict)   # RASP name -> the string standing for None
+
+    def decode(self, name: str, values: list | None) -> list | None:
+        """An s-op's values from the evaluator, as Tracr would give them (codes -> values)."""
+        if values is None:
+            return values
+        if name in self.nones:
+            return [None if v == self.nones[name] else v for v in values]
+        if name not in self.codes:
+            return values
+        table = self.codes[name]
+        return [None if v is None else table[int(v)] for v in values]
+
+
+def _hashable(v):
+    return v
+
+
+def _explicit(expr, key: str):
+    """An annotation the program gave (not a default)."""
+    return dict(expr.annotations._values).get(key) if key in expr.annotations._values else None
+
+
+def _kind(v) -> str | None:
+    if isinstance(v, bool):
+        return "bool"
+    if isinstance(v, (int, float)):
+        return "number" if v == v and v not in (float("inf"), float("-inf")) else None
+    if isinstance(v, str):
+        return "str"
+    return None
+
+
+def _sorted(values) -> list:
+    return sorted(values, key=lambda v: (type(v).__name__, v) if _kind(v) else (type(v).__name__, repr(v)))
+
+
+def _rep(values) -> Rep:
+    values = _sorted(set(values))
+    kinds = {_kind(v) for v in values if v is not None}
+    if values and None not in kinds and len(kinds) == 1:
+        if None not in values:
+            return Rep(values, True)
+        if kinds == {"str"}:   # strings or None: None is the string "None" (or "None_", ... if taken)
+            none = "None"
+            while none in values:
+                none += "_"
+            return Rep(values, True, none=none)
+    return Rep(values, False, {v: i for i, v in enumerate(values)})
+
+
+def _means(values: list, max_len: int, limit: int = MAX_MEANS) -> list | None:
+    """Every mean of 1..max_len values from `values` (numbers), exact; None beyond `limit`."""
+    fracs = sorted({Fraction(v) for v in values})
+    sums, out = {Fraction(0)}, set()
+    for n in range(1, max_len + 1):
+        sums = {s + v for s in sums for v in fracs}
+        out |= {s / n for s in sums}
+        if len(sums) > limit or len(out) > limit:
+            return None
+    return [int(m) if m.denominator == 1 else float(m) for m in out]
+
+
+class _Lowering:
+    def __init__(self, vocab: list, max_len: int):
+        self.vocab, self.max_len = list(vocab), max_len
+        self.lines: list[str] = []
+        self.reps: dict[int, Rep] = {}            # unique_id -> Rep (s-ops)
+        self.names: dict[int, str] = {}           # unique_id -> RASP name
+        self.used: set[str] = set()
+        self.notes: list[str] = []
+        self.codes: dict[str, list] = {}
+        self.encodings: dict[str, str] = {}
+        self.labels: dict[str, str] = {}
+        self.nones: dict[str, str] = {}
+
+    # -------------------------------------------------------------- names
+    def _name_for(self, expr) -> str:
+        base = re.sub(r"\W", "_", str(expr.name)) or "x"
+        if base[0].isdigit():
+            base = "_" + base
+        if base in RESERVED:
+            base += "_"
+        name = base if base not in self.used else f"{base}_{expr.unique_id}"
+        while name in self.used:
+            name += "_"
+        self.used.add(name)
+        return name
+
+    def _emit(self, expr, text: str, rep: Rep | None) -> str:
+        name = self._name_for(expr)
+        self.lines.append(f"{name} = {text};")
+        self.names[expr.unique_id] = name
+        self.labels[expr.label] = name
+        if rep is not None:
+            self.reps[expr.unique_id] = rep
+            if not rep.plain:
+                self.codes[name] = rep.values
+            if rep.none is not None:
+                self.nones[name] = rep.none
+            enc = _explicit(expr, "encoding")
+            if enc is not None:
+                self.encodings[name] = enc.value
+        return name
+
+    # -------------------------------------------------------------- traversal
+    def lower(self, expr) -> str:
+        order, seen, stack = [], set(), [(expr, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                order.append(node)
+                continue
+            if node.unique_id in seen:
+                continue
+            seen.add(node.unique_id)
+            stack.append((node, True))
+            stack.extend((c, False) for c in reversed(node.children) if c.unique_id not in seen)
+        for node in order:
+            if node.unique_id not in self.names:
+                self._lower_one(node)
+        return self.names[expr.unique_id]
+
+    def _lower_one(self, e) -> None:
+        if isinstance(e, rasp.TokensType):
+            return self._primitive(e, "tokens", self.vocab)
+        if isinstance(e, rasp.IndicesType):
+            return self._primitive(e, "indices", range(self.max_len))
+        if isinstance(e, rasp.LengthType):
+            return self._primitive(e, "length", range(1, self.max_len + 1))
+        if isinstance(e, rasp.Full):
+            rep = _rep([e.fill])
+            if not rep.plain:
+                raise RaspError(f"Full({e.fill!r}): only a number, string or bool can fill an s-op", None, "type")
+            self._emit(e, format_constant(e.fill), rep)
+            return
+        if isinstance(e, rasp.ConstantSOp):
+            rep = _rep(e.value)
+            self._emit(e, f"[{', '.join(rep.key(v) for v in e.value)}][indices]", rep)
+            return
+        if isinstance(e, rasp.Map):
+            return self._map(e)
+        if isinstance(e, rasp.SequenceMap):
+            return self._sequence_map(e)
+        if isinstance(e, rasp.Aggregate):
+            return self._aggregate(e)
+        if isinstance(e, rasp.SelectorWidth):
+            self._emit(e, f"selector_width({self.names[e.selector.unique_id]})",
+                       _rep(range(self.max_len + 1)))
+            return
+        if isinstance(e, rasp.Select):
+            return self._select(e)
+        if isinstance(e, rasp.ConstantSelector):
+            matrix = e.value
+            n = self.max_len
+
+            def related(k, q):
+                return q < len(matrix) and k < len(matrix[q]) and matrix[q][k]
+            idx = self.reps.get(rasp.indices.unique_id) or _rep(range(n))
+            self._emit(e, self._relation(idx, idx, "indices", "indices", related), None)
+            return
+        if isinstance(e, rasp.SelectorOr):
+            self._emit(e, f"{self.names[e.fst.unique_id]} or {self.names[e.snd.unique_id]}", None)
+            return
+        if isinstance(e, rasp.SelectorAnd):
+            self._emit(e, f"{self.names[e.fst.unique_id]} and {self.names[e.snd.unique_id]}", None)
+            return
+        if isinstance(e, rasp.SelectorNot):
+            self._emit(e, f"not {self.names[e.inner.unique_id]}", None)
+            return
+        raise RaspError(f"the Tracr expression {e!r} ({type(e).__name__}) has no RASP counterpart", None, "type")
+
+    def _primitive(self, e, name: str, values) -> None:
+        self.names[e.unique_id] = name
+        self.labels[e.label] = name
+        rep = _rep(values)
+        if not rep.plain:
+            raise RaspError("the vocabulary mixes kinds of tokens (numbers, strings, bools); use one kind", None,
+                            "input")
+        self.reps[e.unique_id] = rep
+        self.used.add(name)
+
+    def _values(self, e) -> list:
+        rep = self.reps[e.unique_id]
+        if rep.values is None:
+            raise RaspError(f"'{self.names[e.unique_id]}' has more than {MAX_MEANS} possible values, too many to "
+                            f"tabulate a function of it; use a smaller max_len", None, "limit")
+        return rep.values
+
+    def _index(self, e) -> tuple[str, int]:
+        """A RASP expression for the position of e's value in its value list, and the list's size."""
+        rep, name = self.reps[e.unique_id], self.names[e.unique_id]
+        values = self._values(e)
+        if not rep.plain:
+            return name, len(values)
+        table = ", ".join(f"{rep.key(v)}: {i}" for i, v in enumerate(values))
+        return f"{{{table}}}[{name}]", len(values)
+
+    # -------------------------------------------------------------- s-ops
+    def _map(self, e) -> None:
+        src = self.reps[e.inner.unique_id]
+        results = {}
+        for v in self._values(e.inner):
+            if v is None:
+                results[v] = None
+                continue
+            try:
+                results[v] = e.f(v)
+            except Exception:  # a value the function rejects: no table entry (an evaluation error there)
+                continue
+        rep = _rep(results.values())
+        name = self.names[e.inner.unique_id]
+        steps = self._steps(src, results, rep, name) if len(results) == len(src.values) else None
+        if steps is not None:
+            self._emit(e, steps, rep)
+            return
+        table = ", ".join(f"{src.key(v)}: {rep.key(r)}" for v, r in results.items())
+        self._emit(e, f"{{{table}}}[{name}]", rep)
+
+    @staticmethod
+    def _steps(src: Rep, results: dict, rep: Rep, name: str) -> str | None:
+        """A Map of many numbers that is a step function of few steps (`x < 0`, `x == 0` over means) as
+        `a if x < t1 else (b if x < t2 else c)` with thresholds at the midpoints between values: a short
+        program instead of a long table, and tolerant of float rounding in the input."""
+        if not src.plain or src.none is not None or len(results) <= MAX_STEPS or not rep.plain or \
+                rep.none is not None or not all(_kind(v) == "number" for v in results):
+            return None
+        xs = sorted(results)
+        runs = [[xs[0]]]
+        same = lambda a, b: type(a) is type(b) and a == b   # noqa: E731
+        for x in xs[1:]:
+            if same(results[x], results[runs[-1][-1]]):
+                runs[-1].append(x)
+            else:
+                runs.append([x])
+        if len(runs) > MAX_STEPS:
+            return None
+        expr = rep.key(results[runs[-1][0]])
+        for run, after in zip(reversed(runs[:-1]), reversed(runs[1:])):
+            mid = (run[-1] + after[0]) / 2
+            expr = f"({rep.key(results[run[0]])} if {name} < {format_constant(float(mid))} else {expr})"
+        return expr
+
+    def _sequence_map(self, e) -> None:
+        a, b = self.reps[e.fst.unique_id], self.reps[e.snd.unique_id]
+        if isinstance(e, rasp.LinearSequenceMap) and a.plain and b.plain and \
+                {_kind(v) for v in a.values or [0]} <= {"number"} and {_kind(v) for v in b.values or [0]} <= {"number"}:
+            va, vb = self._values(e.fst), self._values(e.snd)
+            values = {e.fst_fac * x + e.snd_fac * y for x in va for y in vb}
+            rep = _rep(values)
+            if rep.plain:
+                text = (f"{format_constant(e.fst_fac)} * {self.names[e.fst.unique_id]} + "
+                        f"{format_constant(e.snd_fac)} * {self.names[e.snd.unique_id]}")
+                self._emit(e, text, rep)
+                return
+        va, vb = self._values(e.fst), self._values(e.snd)
+        if len(va) * len(vb) > MAX_TABLE:
+            raise RaspError(f"{e.label}: a table of {len(va) * len(vb)} pairs is over the limit of {MAX_TABLE}",
+                            None, "limit")
+        results = {}
+        for i, x in enumerate(va):
+            for j, y in enumerate(vb):
+                if x is None or y is None:
+                    results[i * len(vb) + j] = None
+                    continue
+                try:
+                    results[i * len(vb) + j] = e.f(x, y)
+                except Exception:
+                    continue
+        rep = _rep(results.values())
+        ia, _ = self._index(e.fst)
+        ib, nb = self._index(e.snd)
+        table = ", ".join(f"{k}: {rep.key(r)}" for k, r in results.items())
+        self._emit(e, f"{{{table}}}[{ia} * {nb} + {ib}]", rep)
+
+    def _aggregate(self, e) -> None:
+        src, sel, sop = self.reps[e.sop.unique_id], self.names[e.selector.unique_id], self.names[e.sop.unique_id]
+        numerical = _explicit(e, "encoding") == rasp.Encoding.NUMERICAL
+        values = src.values
+        number_default = isinstance(e.default, (int, float)) and not isinstance(e.default, bool)
+        if src.plain and values is not None and all(_kind(v) == "bool" for v in values) and \
+                (numerical or number_default):
+            sop, values = f"indicator({sop})", sorted({int(v) for v in values})
+            self.notes.append(f"{e.label}: a mean of bools averages them as 0 and 1")
+        numbers = src.plain and values is not None and all(_kind(v) == "number" for v in values)
+        if src.plain:
+            default = e.default
+            default_text = "" if default is None else f", {format_constant(default)}"
+            if default is None and (numbers or numerical):
+                self.notes.append(f"{e.label}: Tracr's default None is RASP's default 0 where no key is selected")
+                default = 0
+            elif default is None and values is not None and all(_kind(v) == "bool" for v in values):
+                self.notes.append(f"{e.label}: Tracr's default None is False here where no key is selected")
+                default, default_text = False, ", False"
+            elif default is None:   # strings: None is a string of its own
+                rep = _rep(list(values or []) + [None])
+                self._emit(e, f"aggregate({sel}, {sop}, {format_constant(rep.none)})", rep)
+                return
+            if numerical and values is not None:
+                out = _means(values, self.max_len)
+                out = None if out is None else out + ([default] if default is not None else [])
+            elif values is not None:
+                out = list(values) + ([default] if default is not None else [])
+            else:
+                out = None
+            rep = _rep(out) if out is not None else Rep(None, True)
+            if out is not None and not rep.plain:   # a default of another kind than the values: use codes
+                recode = ", ".join(f"{src.key(v)}: {rep.code[v]}" for v in src.values)
+                self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.code[default]})", rep)
+                return
+            self._emit(e, f"aggregate({sel}, {sop}{default_text})", rep)
+            return
+        out = list(src.values) + [e.default]
+        rep = _rep(out)
+        recode = ", ".join(f"{i}: {rep.code[v]}" for i, v in enumerate(src.values))
+        self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.code[e.default]})", rep)
+
+    # -------------------------------------------------------------- selectors
+    def _select(self, e) -> None:
+        kname, qname = self.names[e.keys.unique_id], self.names[e.queries.unique_id]
+        if e.predicate is rasp.Comparison.TRUE:
+            self._emit(e, "select(1, 1, ==)", None)
+            return
+        if e.predicate is rasp.Comparison.FALSE:
+            self._emit(e, "select(0, 1, ==)", None)
+            return
+        kr, qr = self.reps[e.keys.unique_id], self.reps[e.queries.unique_id]
+        if e.predicate in COMPARISONS and kr.plain and qr.plain and kr.none is None and qr.none is None:
+            self._emit(e, f"select({kname}, {qname}, {COMPARISONS[e.predicate]})", None)
+            return
+        self._emit(e, self._relation(kr, qr, kname, qname, e.predicate), None)
+
+    def _relation(self, kr: Rep, qr: Rep, kname: str, qname: str, predicate) -> str:
+        """A select over any predicate: a comparison when it is one, else tables of classes."""
+        if kr.values is None or qr.values is None:
+            raise RaspError("a custom select predicate over an s-op with too many values to tabulate", None, "limit")
+        ks, qs = kr.values, qr.values
+        if len(ks) * len(qs) > MAX_TABLE:
+            raise RaspError(f"a select table of {len(ks) * len(qs)} pairs is over the limit of {MAX_TABLE}",
+                            None, "limit")
+
+        def holds(k, q) -> bool:
+            if k is None or q is None:
+                return False
+            try:
+                return bool(predicate(k, q))
+            except Exception:
+                return False
+        rel = {q: frozenset(i for i, k in enumerate(ks) if holds(k, q)) for q in qs}
+        if kr.plain and qr.plain and kr.none is None and qr.none is None and \
+                {_kind(v) for v in ks} == {_kind(v) for v in qs}:
+            for op, f in _PY_COMPARE.items():
+                if all((i in rel[q]) == f(k, q) for q in qs for i, k in enumerate(ks)):
+                    return f"select({kname}, {qname}, {op})"
+        rows = sorted({r for r in rel.values() if r}, key=sorted)
+        if not rows:
+            return "select(0, 1, ==)"
+        if len(rows) == 1 and len(rows[0]) == len(ks) and all(rel[q] for q in qs):
+            return "select(1, 1, ==)"
+        klass = {}
+        disjoint = sum(len(r) for r in rows) == len(set().union(*rows))
+        if disjoint:
+            for j, r in enumerate(rows):
+                klass.update({i: j for i in r})
+            kmap = ", ".join(f"{kr.key(k)}: {klass.get(i, -1)}" for i, k in enumerate(ks))
+            qmap = ", ".join(f"{qr.key(q)}: {rows.index(rel[q]) if rel[q] else -2}" for q in qs)
+            return f"select({{{kmap}}}[{kname}], {{{qmap}}}[{qname}], ==)"
+        atoms = []
+        for r in rows:
+            kmap = ", ".join(f"{kr.key(k)}: {1 if i in r else 0}" for i, k in enumerate(ks))
+            qmap = ", ".join(f"{qr.key(q)}: {1 if rel[q] == r else 2}" for q in qs)
+            atoms.append(f"select({{{kmap}}}[{kname}], {{{qmap}}}[{qname}], ==)")
+        return " or ".join(atoms)
+
+
+def lower(expr, vocab, max_len: int) -> Lowered:
+    """The RASP program computing Tracr expression `expr` on inputs over `vocab` up to `max_len`."""
+    if isinstance(vocab, str):
+        vocab = list(vocab)
+    vocab = _sorted(set(vocab))
+    if not vocab:
+        raise RaspError("the vocabulary is empty", None, "input")
+    if isinstance(max_len, bool) or not isinstance(max_len, int) or max_len < 1:
+        raise RaspError(f"max_len must be a positive int, not {max_len!r}", None, "input")
+    if not isinstance(expr, rasp.RASPExpr):
+        raise RaspError(f"expected a Tracr RASP expression, got {type(expr).__name__}", None, "type")
+    lowering = _Lowering(vocab, max_len)
+    output = lowering.lower(expr)
+    header = [f"# Lowered from a Tracr program by rasplay.tracr: vocab {format_constant(vocab)}, max_len {max_len}.",
+              "# Map, SequenceMap and custom Select predicates are tables over their inputs' value sets."]
+    for name, values in lowering.codes.items():
+        header.append(f"# {name} holds codes: " + ", ".join(f"{i} = {v!r}" for i, v in enumerate(values)))
+    if output in ("tokens", "indices", "length"):
+        lowering.lines.append(f"output = {output};")
+        output = "output"
+    source = "\n".join(header + lowering.lines) + "\n"
+    return Lowered(source, output, dict(lowering.labels), lowering.codes, lowering.encodings, vocab, max_len,
+                   lowering.notes, lowering.nones)
