@@ -2,7 +2,7 @@
 
 Pure Python + numpy; imports neither FastAPI nor torch.
 """
-from .evaluate import evaluate
+from .evaluate import clear_caches, evaluate
 from .analysis import analyze_nodes
 from .interpret import interpret, Interpretation
 from .lang.errors import RaspError, Span
@@ -37,7 +37,7 @@ def analyze(source: str, output: str | None = None, limits: Limits | None = None
     return result
 
 
-__all__ = ["evaluate", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span", "Limits",
-           "DEFAULT_LIMITS", "analyze_nodes", "compile", "compile_spec", "CompiledModel", "CompileLimits", "soft_study",
-           "NumpyTransformer", "load_model", "load_npz", "save_npz", "Example", "load_examples", "find_example",
-           "default_output", "parse_header", "input_limit_error"]
+__all__ = ["evaluate", "clear_caches", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span",
+           "Limits", "DEFAULT_LIMITS", "analyze_nodes", "compile", "compile_spec", "CompiledModel", "CompileLimits",
+           "soft_study", "NumpyTransformer", "load_model", "load_npz", "save_npz", "Example", "load_examples",
+           "find_example", "default_output", "parse_header", "input_limit_error"]

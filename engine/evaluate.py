@@ -10,6 +10,7 @@ on one input, or in one name, leaves the others intact.
 """
 from __future__ import annotations
 
+import sys
 import time
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -283,6 +284,18 @@ def _trace(interp: Interpretation, nodes: list[Node], inp: Input, limits: Limits
     return out
 
 
+def _check_result_cells(roots: list[Node], inputs: list[Input], limits: Limits) -> RaspError | None:
+    """The document's selector matrices hold (named selectors) x (sum over inputs of n x n) cells: an
+    error when that is over limits.max_result_cells (each cell costs a list slot and JSON bytes)."""
+    selectors = sum(1 for r in roots if isinstance(r, Selector))
+    cells = selectors * sum(len(inp.array) ** 2 for inp in inputs if inp.array is not None)
+    if cells <= limits.max_result_cells:
+        return None
+    return RaspError(f"the selector matrices of this result would hold {cells:,} cells ({selectors} selectors over "
+                     f"these inputs); the limit is {limits.max_result_cells:,}: ask for fewer names, fewer or "
+                     "shorter inputs", None, "limit")
+
+
 def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: list[str] | None,
                             limits: Limits, deadline: float, extra_diagnostics: list | None = None,
                             trace: int | None = None) -> dict:
@@ -303,6 +316,10 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
                             interp.graph.ancestors(roots))
     analysis, place, nodes = interp.memo[key]
     keep = {r.id for r in roots}
+    too_large = _check_result_cells(roots, inputs, limits)
+    if too_large is not None:   # estimated before anything is built: the selectors' matrices are left out
+        diagnostics.append(too_large.to_diagnostic())
+        keep -= {r.id for r in roots if isinstance(r, Selector)}
 
     per_input: list[dict[int, tuple]] = [dict() for _ in inputs]  # input -> node id -> (row data, error)
     for i, inp in enumerate(inputs):
@@ -319,6 +336,9 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
             vals = None
         for b, i in enumerate(rows):
             for r in roots:
+                if r.id not in keep:
+                    per_input[i][r.id] = (None, too_large)
+                    continue
                 if vals is None:
                     per_input[i][r.id] = (None, timeout)
                     continue
@@ -383,25 +403,60 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
     return doc
 
 
-_CACHE: "OrderedDict[tuple, Interpretation]" = OrderedDict()
-CACHE_SIZE = 64
+_CACHE: "OrderedDict[tuple, tuple[Interpretation, int]]" = OrderedDict()
+CACHE_SIZE = 64                 # programs kept at most
+CACHE_BYTES = 64 << 20          # and at most this many bytes (estimated) in all
+NODE_BYTES = 3072               # estimated bytes of one graph node with its interning entry
+_cached_bytes = 0
+
+
+def clear_caches() -> None:
+    """Forget every cached interpretation (a server worker calls this to give memory back)."""
+    global _cached_bytes
+    _CACHE.clear()
+    _cached_bytes = 0
+
+
+def approx_bytes(interp: Interpretation, budget: int) -> int:
+    """An estimate of the memory an interpretation holds: its graph nodes and the values (lists,
+    dicts, strings) its names are bound to. The walk stops once past `budget`."""
+    total = len(interp.graph.nodes) * NODE_BYTES + 2 * len(interp.source)
+    stack = list(interp.env.vars.values()) if interp.env is not None else []
+    seen: set[int] = set()
+    while stack and total <= budget:
+        value = stack.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        total += sys.getsizeof(value)
+        if isinstance(value, (list, tuple)):
+            stack.extend(value)
+        elif isinstance(value, dict):
+            stack.extend(value.keys())
+            stack.extend(value.values())
+    return total
 
 
 def _interpret_cached(source: str, limits: Limits, load_dirs, deadline: float) -> Interpretation:
     """Interpretations are pure functions of the program text and limits (the graph is never
     mutated by evaluation), so a server re-evaluating the same program on new inputs skips parsing.
-    Programs that load files, or whose interpretation ran out of time, are not cached."""
+    Programs that load files, whose interpretation ran out of time, or that hold more than a quarter
+    of CACHE_BYTES are not cached."""
+    global _cached_bytes
     key = (source, limits)
     if not load_dirs and key in _CACHE:
         _CACHE.move_to_end(key)
-        return _CACHE[key]
+        return _CACHE[key][0]
     interp = interpret(source, limits, load_dirs, deadline)
     cacheable = set(interp.sources) <= {"<program>", "<library>"} and not any(
         d.get("kind") == "timeout" for d in interp.diagnostics)
     if not load_dirs and cacheable:
-        _CACHE[key] = interp
-        while len(_CACHE) > CACHE_SIZE:
-            _CACHE.popitem(last=False)
+        size = approx_bytes(interp, CACHE_BYTES // 4)
+        if size <= CACHE_BYTES // 4:
+            _CACHE[key] = (interp, size)
+            _cached_bytes += size
+            while len(_CACHE) > CACHE_SIZE or _cached_bytes > CACHE_BYTES:
+                _cached_bytes -= _CACHE.popitem(last=False)[1][1]
     return interp
 
 

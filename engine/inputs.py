@@ -21,6 +21,40 @@ class Input:
     error: RaspError | None = None
 
 
+def _finite(text: str) -> float:
+    value = float(text)
+    if not np.isfinite(value):
+        raise _BadNumber(text)
+    return value
+
+
+def _int64(text: str) -> int:
+    if len(text.lstrip("-")) > 19 or not -(1 << 63) <= int(text) < (1 << 63):
+        raise _BadNumber(text)
+    return int(text)
+
+
+class _BadNumber(ValueError):
+    def __init__(self, text: str):
+        super().__init__(text)
+        self.text = text
+
+
+def _load_json(text: str, label: str):
+    """A JSON input; every problem (syntax, nesting, numbers out of range) is a RaspError naming it."""
+    try:
+        return json.loads(text, parse_float=_finite, parse_int=_int64, parse_constant=_finite)
+    except json.JSONDecodeError as e:
+        raise RaspError(f"{label} is not valid JSON ({e.msg} at character {e.pos + 1})", None, "input") from None
+    except _BadNumber as e:
+        shown = e.text if len(e.text) <= 40 else f"{e.text[:20]}… ({len(e.text)} characters)"
+        raise RaspError(f"{label}: the number {shown} is out of range (tokens are finite numbers, integers "
+                        "within 64 bits)", None, "input") from None
+    except RecursionError:
+        raise RaspError(f"{label} nests too deeply (a token list holds numbers, bools or strings)", None,
+                        "input") from None
+
+
 def parse_input(item, input_format: str | None, limits: Limits, index: int = 0) -> Input:
     """One input as given by a user: a str, or a list (or with input_format 'json', a JSON text)."""
     label = f"input {index + 1}"
@@ -28,10 +62,7 @@ def parse_input(item, input_format: str | None, limits: Limits, index: int = 0) 
         if input_format not in (None, *INPUT_FORMATS):
             raise RaspError(f"unknown input format {input_format!r}; use 'str' or 'json'", None, "input")
         if input_format == "json" and isinstance(item, str):
-            try:
-                item = json.loads(item)
-            except json.JSONDecodeError as e:
-                raise RaspError(f"{label} is not valid JSON ({e.msg} at character {e.pos + 1})", None, "input")
+            item = _load_json(item, label)
             if not isinstance(item, list):
                 raise RaspError(f"{label} must be a JSON list of tokens", None, "input")
         elif input_format == "str" and not isinstance(item, str):

@@ -15,6 +15,7 @@ class Limits:
     max_inputs: int = 256               # inputs per evaluation
     max_input_length: int = 4096        # tokens per input
     max_cells: int = 1 << 25            # batch x n x n selector cells evaluated at once
+    max_result_cells: int = 1 << 25     # selector cells in one evaluation document (selectors x inputs x n x n)
     eval_seconds: float = 10.0          # wall time for one evaluation
 
     def with_(self, **changes) -> "Limits":

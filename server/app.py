@@ -3,6 +3,8 @@ plotly.js from the installed plotly package, the API reference at /docs from loc
 headers, limits and stores."""
 from __future__ import annotations
 
+import asyncio
+import errno
 import functools
 import gc
 from contextlib import asynccontextmanager
@@ -22,8 +24,9 @@ from .cache import ResponseCache
 from .jobs import JobManager
 from .security import SecurityHeaders
 from .settings import Settings
-from .store import ShareStore
-from .workers import EvaluationPool
+from .quotas import ConcurrencyLimit, RateLimit
+from .store import Store, StoreFull, StoreUnavailable
+from .workers import WorkerPool
 
 WEB_DIR = Path(str(resources.files("rasplay.web")))
 API_PREFIX = "/api/v1"
@@ -34,6 +37,60 @@ def plotly_js() -> bytes:
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs().encode()
+
+
+def install_storage_errors(app: FastAPI) -> None:
+    """A full disk or store is a 507, any other failure to write a 503: clear messages, never a 500."""
+
+    @app.exception_handler(StoreFull)
+    async def store_full(request: Request, exc: StoreFull):
+        return errors.error_response(507, "storage_full", f"{exc}; new links and models cannot be stored now "
+                                                          "(everything else still works)")
+
+    @app.exception_handler(StoreUnavailable)
+    async def store_unavailable(request: Request, exc: StoreUnavailable):
+        return errors.error_response(503, "unavailable", f"{exc}; try again later", headers={"Retry-After": "30"})
+
+    @app.exception_handler(OSError)
+    async def os_error(request: Request, exc: OSError):
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT, errno.EFBIG):
+            return errors.error_response(507, "storage_full", "the server's disk is full; try again later")
+        errors.log.exception("unexpected error on %s", request.url.path)
+        return errors.error_response(503, "unavailable", f"the server could not do this ({exc.strerror or exc}); "
+                                                         "try again later", headers={"Retry-After": "30"})
+
+
+# request fields and the limits (Settings attributes) that bound them, declared in the OpenAPI schema
+_SCHEMA_LIMITS = {
+    "EvaluateRequest": {"source": ("maxLength", "max_source_chars"), "inputs": ("maxItems", "max_inputs")},
+    "AnalyzeRequest": {"source": ("maxLength", "max_source_chars")},
+    "CompileRequest": {"source": ("maxLength", "max_source_chars"), "max_len": ("maximum", "compile_max_len")},
+    "RunRequest": {"inputs": ("maxItems", "max_inputs")},
+    "TrainRequest": {"source": ("maxLength", "max_source_chars")},
+    "OverlayRequest": {"source": ("maxLength", "max_source_chars")},
+}
+
+
+def declare_limits(app: FastAPI, settings: Settings) -> None:
+    """The OpenAPI schema states this server's limits (maxLength, maxItems, maximum), so clients and
+    fuzzers see them; the server still answers a request over a limit with a clear 422 `limit`."""
+    build = app.openapi
+
+    def openapi():
+        if app.openapi_schema is None:
+            schema = build()
+            models = schema.get("components", {}).get("schemas", {})
+            for model, fields in _SCHEMA_LIMITS.items():
+                props = models.get(model, {}).get("properties", {})
+                for name, (keyword, attribute) in fields.items():
+                    if name in props:
+                        props[name][keyword] = getattr(settings, attribute)
+            eval_props = models.get("EvaluateRequest", {}).get("properties", {})
+            for item in eval_props.get("inputs", {}).get("items", {}).get("anyOf", []):
+                if item.get("type") in ("string", "array"):
+                    item["maxLength" if item["type"] == "string" else "maxItems"] = settings.max_input_length
+        return app.openapi_schema
+    app.openapi = openapi
 
 
 class ExercisesRefused(Exception):
@@ -60,13 +117,21 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
+        memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep)
         svc = Services(settings=settings,
-                       pool=EvaluationPool(settings.workers, settings.eval_seconds, settings.queue_seconds),
-                       store=ShareStore(settings.data_dir / "links.sqlite3"), cache=ResponseCache(),
+                       pool=WorkerPool(settings.workers, settings.eval_seconds, settings.queue_seconds,
+                                       name="rasplay-eval", **memory),
+                       heavy=WorkerPool(settings.heavy_pool_size, settings.compile_seconds, settings.queue_seconds,
+                                        depth=1, name="rasplay-heavy", **memory),
+                       store=Store(settings.data_dir / "links.sqlite3", settings.max_store_bytes),
+                       cache=ResponseCache(),
                        jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
-                                       settings.train_seconds, warm=settings.train_warm))
+                                       settings.train_seconds, memory_bytes=settings.train_memory,
+                                       workroot=settings.data_dir / "jobs", warm=settings.train_warm),
+                       heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
+                       writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"))
         app.state.services = svc
-        await svc.pool.start()
+        await asyncio.gather(svc.pool.start(), svc.heavy.start())
         svc.jobs.fill_spares()
         # the server's long-lived objects (app, routes, models) never need collecting: freeze them, and
         # collect the young generation less often, so that no request waits for a long collection
@@ -78,6 +143,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         finally:
             await svc.jobs.close()
             await svc.pool.close()
+            await svc.heavy.close()
             svc.store.close()
 
     app = FastAPI(
@@ -89,6 +155,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.settings = settings
     app.state.exercises = load_exercises(settings)
     errors.install(app)
+    install_storage_errors(app)
     api_routers = (evaluate.router, compile.router, examples.router, exercises.router, share.router, train.router,
                    health.router)
     for router in api_routers:
@@ -106,7 +173,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             if route.path_regex.match(path[len(API_PREFIX):]):
                 allowed = ", ".join(sorted(route.methods))
                 return errors.error_response(405, "method_not_allowed",
-                                             f"{request.method} is not allowed on {path}; use {allowed}")
+                                             f"{request.method} is not allowed on {path}; use {allowed}",
+                                             headers={"Allow": allowed})
         return errors.error_response(404, "not_found", f"nothing at {path}")
 
     @app.get("/vendor/plotly.min.js", include_in_schema=False)
@@ -127,6 +195,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def embed():
         return FileResponse(WEB_DIR / "index.html")
 
+    declare_limits(app, settings)
     app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],

@@ -27,8 +27,53 @@ def _print_diagnostics(path: str, diagnostics: list[dict]) -> None:
         print(f"{where}: {d['severity']}: {d['message']}", file=sys.stderr)
 
 
+def _enforce_limits(path: str, seconds: float, memory: int | None):
+    """An address-space limit for this process, then a hard time limit (SIGALRM stops the Python
+    code; a watchdog thread ends the process if a long step in C does not return within a second
+    more). The engine's library is loaded first, so that the limits are the program's own."""
+    import os
+    import resource
+    import signal
+    import threading
+
+    from rasplay import engine
+
+    engine.evaluate("x = length;", ["ab"])   # the library (ours) is not the program's time
+    if memory:
+        try:
+            with open("/proc/self/statm") as f:
+                size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
+            resource.setrlimit(resource.RLIMIT_AS, (size + memory, size + memory))
+        except (OSError, ValueError):
+            pass
+
+    def too_long(*_):
+        raise _TimeLimit()
+
+    def last_resort():
+        print(f"{path}: error: the evaluation took longer than {seconds:g} s (the time limit; --eval-seconds) "
+              "and was stopped", file=sys.stderr, flush=True)
+        os._exit(1)
+
+    signal.signal(signal.SIGALRM, too_long)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    timer = threading.Timer(seconds + 1.0, last_resort)
+    timer.daemon = True
+    timer.start()
+
+    def disarm():
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        timer.cancel()
+    return disarm
+
+
+class _TimeLimit(BaseException):
+    pass
+
+
 def cmd_eval(args) -> int:
     from rasplay import engine
+    from .settings import parse_bytes
     from .text_display import render
 
     names = [n for part in args.names for n in part.split(",") if n] if args.names else None
@@ -39,8 +84,25 @@ def cmd_eval(args) -> int:
         load_dirs = None
     else:
         source, load_dirs = _read_program(args.file)
-    doc = engine.evaluate(source, args.input or None, names=names, input_format=args.input_format,
-                          load_dirs=load_dirs, limits=limits)
+    limits = (limits or engine.Limits()).with_(eval_seconds=args.eval_seconds * 0.9)
+    try:
+        memory = parse_bytes(args.memory) if args.memory else None
+    except ValueError as e:
+        raise SystemExit(f"rasplay: --memory: {e}")
+    disarm = _enforce_limits(args.file, args.eval_seconds, memory)
+    try:
+        doc = engine.evaluate(source, args.input or None, names=names, input_format=args.input_format,
+                              load_dirs=load_dirs, limits=limits)
+    except _TimeLimit:
+        print(f"{args.file}: error: the evaluation took longer than {args.eval_seconds:g} s (the time limit; "
+              "--eval-seconds) and was stopped", file=sys.stderr)
+        return 1
+    except MemoryError:
+        print(f"{args.file}: error: the evaluation needed more than {args.memory} of memory (the limit; --memory) "
+              "and was stopped", file=sys.stderr)
+        return 1
+    finally:
+        disarm()
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     else:
@@ -66,9 +128,15 @@ def cmd_serve(args) -> int:
     import uvicorn
 
     from .app import create_app
-    from .settings import Settings, default_data_dir
+    from .settings import Settings, default_data_dir, parse_bytes
+    from .store import Store, StoreCorrupt
     from .workers import default_workers
 
+    try:
+        sizes = {name: parse_bytes(getattr(args, name)) for name in
+                 ("worker_memory", "worker_keep", "train_memory", "max_store_bytes")}
+    except ValueError as e:
+        raise SystemExit(f"rasplay: {e}")
     settings = Settings(
         data_dir=Path(args.data_dir) if args.data_dir else default_data_dir(),
         workers=args.workers or default_workers(),
@@ -76,9 +144,15 @@ def cmd_serve(args) -> int:
         max_source_chars=args.max_source_chars, max_body_bytes=args.max_body_bytes,
         cors_origins=tuple(args.cors_origin or ()), embed_origins=tuple(args.embed_origin or ()),
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
-        train_seconds=args.train_seconds, train_warm=args.train_warm,
-        exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds,
+        train_seconds=args.train_seconds, train_warm=args.train_warm, heavy_workers=args.heavy_workers or 0,
+        client_heavy=args.client_heavy, queue_seconds=args.queue_seconds, writes_per_minute=args.writes_per_minute,
+        exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
     )
+    try:   # a damaged store: one clear line, before serving
+        Store(settings.data_dir / "links.sqlite3", settings.max_store_bytes).close()
+    except StoreCorrupt as e:
+        print(f"rasplay: {e}", file=sys.stderr)
+        return 1
     from .app import ExercisesRefused
     try:
         app = create_app(settings)
@@ -342,6 +416,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="str: one token per character (default); json: a JSON list of tokens")
     p.add_argument("--names", action="append", help="only these names (comma-separated)")
     p.add_argument("--json", action="store_true", help="print the evaluation document as JSON")
+    p.add_argument("--eval-seconds", type=float, default=10.0, help="time limit of the evaluation (default 10)")
+    p.add_argument("--memory", default="2GiB", help="memory the evaluation may take (default 2GiB; 0: no limit)")
     _add_tracr_options(p)
     p.add_argument("--vocab", help="with --tracr: the tokens to lower the program for (default: the inputs' tokens)")
     p.add_argument("--max-len", type=int, help="with --tracr: the longest input to lower for (default: the inputs')")
@@ -368,6 +444,21 @@ def build_parser() -> argparse.ArgumentParser:
                    "PyTorch loaded, so that a job starts at once (default 1; 0: none)")
     p.add_argument("--train-queue", type=int, default=4, help="training jobs that may wait (default 4)")
     p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600)")
+    p.add_argument("--train-memory", default="2GiB",
+                   help="memory of a training job: estimated before queueing (422 when over) and enforced (default 2GiB)")
+    p.add_argument("--queue-seconds", type=float, default=10.0,
+                   help="longest wait for a free worker before a 503 (default 10)")
+    p.add_argument("--heavy-workers", type=int,
+                   help="worker processes for compile/run/soft study/weights (default: half of --workers, at least 1)")
+    p.add_argument("--worker-memory", default="1GiB",
+                   help="memory one request may take in a worker, over its idle size (default 1GiB; 422 when over)")
+    p.add_argument("--worker-keep", default="256MiB",
+                   help="memory a worker may keep in caches between requests (default 256MiB)")
+    p.add_argument("--client-heavy", type=int, default=2,
+                   help="compiler requests one client address may have running at once (default 2; 0: no limit)")
+    p.add_argument("--writes-per-minute", type=int, default=60,
+                   help="new short links and compiled models per client address per minute (default 60; 0: no limit)")
+    p.add_argument("--max-store-bytes", default="1GiB", help="size cap of the store of links and models (default 1GiB)")
     p.add_argument("--exercises", action="append", metavar="DIR",
                    help="a folder of .exercise files to offer besides the shipped ones (repeatable); checked at start")
     p.add_argument("--check-seconds", type=float, default=10.0, help="time limit of one exercise check (default 10)")

@@ -12,15 +12,15 @@ log = logging.getLogger("rasplay")
 
 
 class ApiError(Exception):
-    def __init__(self, status: int, kind: str, message: str, **extra):
+    def __init__(self, status: int, kind: str, message: str, headers: dict | None = None, **extra):
         super().__init__(message)
-        self.status, self.kind, self.message, self.extra = status, kind, message, extra
+        self.status, self.kind, self.message, self.extra, self.headers = status, kind, message, extra, headers
 
 
-def error_response(status: int, kind: str, message: str, **extra) -> JSONResponse:
+def error_response(status: int, kind: str, message: str, headers: dict | None = None, **extra) -> JSONResponse:
     body = {"kind": kind, "message": message}
     body.update({k: v for k, v in extra.items() if v is not None})
-    return JSONResponse({"error": body}, status_code=status)
+    return JSONResponse({"error": body}, status_code=status, headers=headers)
 
 
 def _describe(err: dict) -> str:
@@ -47,11 +47,11 @@ async def _http(request: Request, exc: StarletteHTTPException) -> JSONResponse:
         message = f"nothing at {request.url.path}"
     if message == "There was an error parsing the body":
         message = "the body could not be parsed (invalid, or too deeply nested, JSON)"
-    return error_response(exc.status_code, kind, message)
+    return error_response(exc.status_code, kind, message, headers=getattr(exc, "headers", None))
 
 
 async def _api(request: Request, exc: ApiError) -> JSONResponse:
-    return error_response(exc.status, exc.kind, exc.message, **exc.extra)
+    return error_response(exc.status, exc.kind, exc.message, headers=exc.headers, **exc.extra)
 
 
 async def _recursion(request: Request, exc: RecursionError) -> JSONResponse:
@@ -72,7 +72,8 @@ def install(app: FastAPI) -> None:
 
 
 class BodyLimit:
-    """ASGI middleware: a body over `max_bytes` (declared or streamed) gets a 413 at once."""
+    """ASGI middleware: a body over `max_bytes` gets a 413 at once: a declared length at once, a
+    chunked body (no length) once it has streamed past the limit."""
 
     def __init__(self, app, max_bytes: int):
         self.app, self.max_bytes = app, max_bytes
@@ -81,28 +82,37 @@ class BodyLimit:
         if scope["type"] != "http":
             return await self.app(scope, receive, send)
         declared = dict(scope.get("headers") or []).get(b"content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            return await self._reject(scope, receive, send)
-        seen = 0
-
-        async def limited_receive():
-            nonlocal seen
+        if declared is not None:
+            if declared.isdigit() and int(declared) > self.max_bytes:
+                return await self._reject(scope, receive, send)
+            return await self.app(scope, receive, send)
+        if scope.get("method") in ("GET", "HEAD", "OPTIONS", "DELETE"):
+            return await self.app(scope, receive, send)
+        # no declared length (chunked): read the body here, up to the limit, then hand it on whole
+        chunks, seen = [], 0
+        while True:
             message = await receive()
-            if message["type"] == "http.request":
-                seen += len(message.get("body", b""))
-                if seen > self.max_bytes:
-                    raise _TooLarge()
-            return message
+            if message["type"] != "http.request":
+                return  # the client went away
+            chunk = message.get("body", b"")
+            seen += len(chunk)
+            if seen > self.max_bytes:
+                return await self._reject(scope, receive, send)
+            chunks.append(chunk)
+            if not message.get("more_body", False):
+                break
+        body, sent = b"".join(chunks), False
 
-        try:
-            await self.app(scope, limited_receive, send)
-        except _TooLarge:
-            await self._reject(scope, receive, send)
+        async def replay():
+            nonlocal sent
+            if not sent:
+                sent = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     async def _reject(self, scope, receive, send):
-        response = error_response(413, "too_large", f"the request body is over the limit of {self.max_bytes} bytes")
+        response = error_response(413, "too_large", f"the request body is over the limit of {self.max_bytes} bytes",
+                                  headers={"Connection": "close"})
         await response(scope, receive, send)
-
-
-class _TooLarge(Exception):
-    pass

@@ -1,10 +1,13 @@
 """Long jobs (training): a bounded queue, worker processes, progress events, cancel, a time limit.
 
-A job runs `runner(spec, emit, should_stop)` in its own process at low CPU priority, so that it never
-slows evaluation for other users. `emit(event)` streams a JSON-able progress event back; the runner
-returns the job's result. At most `max_running` jobs run at once and `max_queued` wait; a full queue
-is refused (the API answers 429). A job past its time limit, or cancelled and not stopping within a
-second, is killed; the events it sent so far are kept.
+A job runs `runner(spec, emit, should_stop, workdir)` in its own process at low CPU priority, so that
+it never slows evaluation for other users. `emit(event)` streams a JSON-able progress event back; the
+runner returns the job's result; `workdir` is a temporary directory of the job's own, removed when the
+job ends however it ends (even killed). At most `max_running` jobs run at once and `max_queued` wait;
+a full queue is refused (the API answers 429). A job past its time limit, over its memory limit
+(resident set, checked by a watchdog: torch reserves far more address space than it uses, so an
+address-space limit would not do), or cancelled and not stopping within a second, is killed; the
+events it sent so far are kept.
 """
 from __future__ import annotations
 
@@ -14,11 +17,16 @@ import itertools
 import multiprocessing as mp
 import os
 import secrets
+import shutil
+import tempfile
 import time
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
 import orjson
+
+from .settings import show_bytes
+from .workers import memory_of
 
 FINISHED = ("done", "failed", "cancelled", "timeout")
 
@@ -27,9 +35,13 @@ class QueueFull(Exception):
     pass
 
 
-def _job_main(conn: Connection, runner_path: str, spec: dict | None) -> None:
+MEMORY_CHECK_INTERVAL = 0.2   # seconds between two looks at a running job's memory
+
+
+def _job_main(conn: Connection, runner_path: str, spec: dict | None, workdir: str | None) -> None:
     """A job's process. With spec None it is a warm spare: it imports the runner's module and calls
-    the module's `warm()` (if any: e.g. import torch), then waits for its spec on the pipe."""
+    the module's `warm()` (if any: e.g. import torch), then waits on the pipe for its spec and the
+    job's work directory."""
     try:
         os.nice(10)
     except OSError:
@@ -42,9 +54,10 @@ def _job_main(conn: Connection, runner_path: str, spec: dict | None) -> None:
         if warm is not None:
             warm()
         try:
-            spec = orjson.loads(conn.recv_bytes())
+            given = orjson.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return   # the server went away before giving this spare a job
+        spec, workdir = given["spec"], given["workdir"]
     stop = False
 
     def emit(event: dict) -> None:
@@ -57,7 +70,7 @@ def _job_main(conn: Connection, runner_path: str, spec: dict | None) -> None:
         return stop
 
     try:
-        result = runner(spec, emit, should_stop)
+        result = runner(spec, emit, should_stop, workdir)
         conn.send_bytes((b"ca" if stop else b"ok") + orjson.dumps(result))
     except Exception as e:  # the runner's errors are user-facing messages (bad spec, program error)
         conn.send_bytes(b"er" + str(e).encode())
@@ -77,6 +90,7 @@ class Job:
     process: mp.Process | None = None
     conn: Connection | None = None
     warm: bool = False                 # it started in a warm spare process
+    workdir: str | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
 
     def public(self) -> dict:
@@ -91,11 +105,19 @@ class Job:
 
 class JobManager:
     def __init__(self, runner_path: str, max_running: int, max_queued: int, time_limit: float, keep: int = 64,
-                 warm: int = 0):
+                 memory_bytes: int | None = None, workroot: str | os.PathLike | None = None, warm: int = 0):
+        """`workroot`: where the jobs' temporary directories go (default: the system's temporary
+        directory); what a previous server left there (killed with its jobs) is removed now. `warm`:
+        spare processes kept started (imports done), so that a job starts at once."""
         self.runner_path = runner_path
         self.max_running, self.max_queued, self.time_limit, self.keep = max_running, max_queued, time_limit, keep
-        self.warm = warm                 # spare processes kept started (imports done), so a job starts at once
+        self.memory_bytes = memory_bytes
+        self.warm = warm
         self._spares: list[tuple[mp.Process, Connection]] = []
+        self.workroot = os.fspath(workroot) if workroot is not None else None
+        if self.workroot is not None:
+            shutil.rmtree(self.workroot, ignore_errors=True)
+            os.makedirs(self.workroot, exist_ok=True)
         self.jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
         self._running: set[Job] = set()
@@ -144,7 +166,7 @@ class JobManager:
         self._spares = [(p, c) for p, c in self._spares if p.is_alive()]
         while len(self._spares) < self.warm and not self._running:
             parent, child = self._ctx.Pipe(duplex=True)
-            process = self._ctx.Process(target=_job_main, args=(child, self.runner_path, None), daemon=True,
+            process = self._ctx.Process(target=_job_main, args=(child, self.runner_path, None, None), daemon=True,
                                         name="rasplay-job-spare")
             process.start()
             child.close()
@@ -152,7 +174,7 @@ class JobManager:
 
     def stats(self) -> dict:
         return {"running": len(self._running), "queued": len(self._queue), "max_running": self.max_running,
-                "max_queued": self.max_queued, "time_limit": self.time_limit}
+                "max_queued": self.max_queued, "time_limit": self.time_limit, "memory_limit": self.memory_bytes}
 
     # ---------------------------------------------------------------- internals
 
@@ -169,14 +191,16 @@ class JobManager:
         return None
 
     def _start(self, job: Job) -> None:
+        job.workdir = tempfile.mkdtemp(prefix=f"rasplay-job-{job.id}-", dir=self.workroot)
         spare = self._take_spare()
         job.warm = spare is not None
         if spare is not None:
             job.process, parent = spare
-            parent.send_bytes(orjson.dumps(job.spec))
+            parent.send_bytes(orjson.dumps({"spec": job.spec, "workdir": job.workdir}))
         else:
             parent, child = self._ctx.Pipe(duplex=True)
-            job.process = self._ctx.Process(target=_job_main, args=(child, self.runner_path, job.spec),
+            job.process = self._ctx.Process(target=_job_main,
+                                            args=(child, self.runner_path, job.spec, job.workdir),
                                             daemon=True, name=f"rasplay-job-{job.id}")
             job.process.start()
             child.close()
@@ -187,7 +211,20 @@ class JobManager:
         loop.add_reader(parent.fileno(), self._on_message, job)
         os.set_blocking(parent.fileno(), True)  # see workers.py: uvloop made it non-blocking
         loop.call_later(self.time_limit, self._kill_if_running, job, "timeout")
+        if self.memory_bytes:
+            loop.call_later(MEMORY_CHECK_INTERVAL, self._watch_memory, job)
         job.notify()
+
+    def _watch_memory(self, job: Job) -> None:
+        if job.status != "running":
+            return
+        if memory_of(job.process.pid)[1] > self.memory_bytes:
+            self._stop_reading(job)
+            self._kill(job)
+            self._finish(job, "failed", error=f"stopped: the job used more than {show_bytes(self.memory_bytes)} of "
+                                              "memory (the limit); try a smaller model, batch or max_len")
+            return
+        asyncio.get_running_loop().call_later(MEMORY_CHECK_INTERVAL, self._watch_memory, job)
 
     def _on_message(self, job: Job) -> None:
         try:
@@ -235,6 +272,9 @@ class JobManager:
         self._running.discard(job)
         if job.process is not None:
             job.process.join(timeout=2)
+        if job.workdir is not None:
+            shutil.rmtree(job.workdir, ignore_errors=True)
+            job.workdir = None
         job.notify()
         self._schedule()
         if self.warm:

@@ -168,6 +168,8 @@ class Health(BaseModel):
     limits: dict[str, Any]
     training: dict[str, Any] = Field(description="training jobs running and queued, and their limits")
     cache: dict[str, int] = Field(description="the response cache of /evaluate and /analyze: entries, hits, misses")
+    pools: dict[str, Any] = Field(description="per worker pool (evaluation, heavy): live workers, each worker's "
+                                              "resident memory in bytes, and workers replaced (by cause)")
 
 
 class TrainRequest(BaseModel):

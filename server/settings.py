@@ -3,6 +3,7 @@ routers through FastAPI dependencies."""
 from __future__ import annotations
 
 import os
+import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
@@ -12,6 +13,25 @@ from rasplay.engine import Limits
 def default_data_dir() -> Path:
     base = os.environ.get("XDG_DATA_HOME") or str(Path.home() / ".local" / "share")
     return Path(base) / "rasplay"
+
+
+_UNITS = {"": 1, "b": 1, "k": 1000, "kb": 1000, "kib": 1 << 10, "m": 1000 ** 2, "mb": 1000 ** 2, "mib": 1 << 20,
+          "g": 1000 ** 3, "gb": 1000 ** 3, "gib": 1 << 30}
+
+
+def parse_bytes(text: str) -> int:
+    """'1GiB', '512MiB', '300MB', '1000000' -> bytes."""
+    m = re.fullmatch(r"\s*([0-9]+(?:\.[0-9]+)?)\s*([a-zA-Z]*)\s*", text)
+    if not m or m.group(2).lower() not in _UNITS:
+        raise ValueError(f"not a size: {text!r} (say e.g. 1GiB, 512MiB or 300MB)")
+    return int(float(m.group(1)) * _UNITS[m.group(2).lower()])
+
+
+def show_bytes(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
 
 
 @dataclass(frozen=True)
@@ -37,6 +57,17 @@ class Settings:
     train_warm: int = 1                 # spare training processes kept started (PyTorch loaded): no wait at a click
     train_queue: int = 4                # training jobs waiting; more are refused (429)
     train_seconds: float = 600.0        # a training job's time limit
+    heavy_workers: int = 0              # worker processes for compiler work (0: half the evaluation workers, >= 1)
+    worker_memory: int = 1 << 30        # memory one request may take on top of an idle worker
+    worker_keep: int = 256 << 20        # memory a worker may keep (caches) between requests
+    train_memory: int = 2 << 30         # a training job's memory (estimated before queueing, and enforced)
+    client_heavy: int = 2               # compiler requests one client may have running at once
+    writes_per_minute: int = 60         # new short links and compiled models per client per minute
+    max_store_bytes: int = 1 << 30      # the store (links and models) on disk
+
+    @property
+    def heavy_pool_size(self) -> int:
+        return self.heavy_workers or max(1, self.workers // 2)
     exercises_dirs: tuple[Path, ...] = ()  # teachers' exercise folders, added to the shipped exercises
     check_seconds: float = 10.0         # an exercise check (both programs, all its inputs); killed past it
 

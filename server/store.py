@@ -1,8 +1,13 @@
-"""Share links (and compiled models' specs) in SQLite (WAL), content-addressed: the same state always
-gets the same id.
+"""The server's store, in SQLite (WAL): short links (table `links`: id -> shared state) and compiled
+models (table `models`: id -> the compile request that rebuilds the model). Both are
+content-addressed: the same state or compile request always gets the same id.
 
-A committed link survives a restart and a kill -9 of the server in the middle of other writes:
-WAL mode with synchronous=FULL makes every committed insert durable before the request returns.
+A committed row survives a restart and a kill -9 of the server in the middle of other writes: WAL
+mode with synchronous=FULL makes every committed insert durable before the request returns.
+
+The store has a size cap (`max_bytes`, through SQLite's max_page_count): past it, and on a full
+disk, a write raises StoreFull; any other failure to write raises StoreUnavailable. Opening a file
+that is not a sound rasplay store raises StoreCorrupt with one line saying so.
 """
 from __future__ import annotations
 
@@ -28,6 +33,22 @@ CREATE TABLE IF NOT EXISTS models (
 """
 
 
+class StoreError(Exception):
+    pass
+
+
+class StoreFull(StoreError):
+    pass
+
+
+class StoreUnavailable(StoreError):
+    pass
+
+
+class StoreCorrupt(StoreError):
+    pass
+
+
 def canonical(state: dict) -> str:
     return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
 
@@ -37,41 +58,86 @@ def content_id(text: str, length: int = 12) -> str:
     return base64.b32encode(digest).decode().lower().rstrip("=")[:length]
 
 
-class ShareStore:
-    def __init__(self, path: Path):
-        path.parent.mkdir(parents=True, exist_ok=True)
-        self.path = path
-        self._lock = threading.Lock()
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
-        self._db.execute("PRAGMA busy_timeout=5000")
-        self._db.executescript(_SCHEMA)
+def model_id_of(spec: dict) -> str:
+    """The id naming a compile request (source, output, vocab, max_len, bos)."""
+    return "m" + content_id(canonical(spec), 15)
 
-    def put(self, state: dict) -> str:
+
+class Store:
+    def __init__(self, path: Path, max_bytes: int | None = None):
+        self.path = path
+        self.max_bytes = max_bytes
+        self._lock = threading.Lock()
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreCorrupt(f"cannot open the store {path}: {e}") from None
+        try:
+            self._db.execute("PRAGMA busy_timeout=5000")
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute("PRAGMA synchronous=FULL")
+            check = self._db.execute("PRAGMA quick_check").fetchone()[0]
+            if check != "ok":
+                raise sqlite3.DatabaseError(check)
+            self._db.executescript(_SCHEMA)
+            if max_bytes:
+                page = self._db.execute("PRAGMA page_size").fetchone()[0]
+                self._db.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page)}")
+        except sqlite3.Error as e:
+            self._db.close()
+            raise StoreCorrupt(f"the store {path} is damaged or not a rasplay store ({e}); move it away "
+                               f"or start with another --data-dir") from None
+
+    def _write(self, sql: str, args: tuple) -> None:
+        try:
+            self._db.execute(sql, args)
+        except sqlite3.OperationalError as e:
+            text = str(e)
+            if "full" in text:
+                if self.max_bytes and self.size() >= self.max_bytes * 0.95:
+                    raise StoreFull(f"the server's store is full (its limit is {self.max_bytes} bytes)") from None
+                raise StoreFull("the server's disk is full") from None
+            raise StoreUnavailable(f"the server could not write its store ({text})") from None
+
+    # ---------------------------------------------------------------- links
+
+    def link_id(self, state: dict) -> tuple[str, bool]:
+        """The id the state has or would get, and whether it is stored already."""
         text = canonical(state)
         with self._lock:
             for length in (12, 16, 26):  # a longer id only on a (never yet seen) collision
                 link_id = content_id(text, length)
                 row = self._db.execute("SELECT state FROM links WHERE id = ?", (link_id,)).fetchone()
                 if row is None:
-                    self._db.execute("INSERT INTO links (id, state) VALUES (?, ?)", (link_id, text))
-                    return link_id
+                    return link_id, False
                 if row[0] == text:
-                    return link_id
+                    return link_id, True
         raise RuntimeError("share id collision")  # pragma: no cover - 130 bits of sha256
 
-    def get(self, link_id: str) -> dict | None:
+    def put_link(self, state: dict) -> str:
+        link_id, stored = self.link_id(state)
+        if not stored:
+            with self._lock:
+                self._write("INSERT OR IGNORE INTO links (id, state) VALUES (?, ?)", (link_id, canonical(state)))
+        return link_id
+
+    def get_link(self, link_id: str) -> dict | None:
         with self._lock:
             row = self._db.execute("SELECT state FROM links WHERE id = ?", (link_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def put_model(self, spec: dict) -> str:
-        """A compile request (source, output, vocab, max_len, bos): its id names the compiled model."""
-        text = canonical(spec)
-        model_id = "m" + content_id(text, 15)
+    # ---------------------------------------------------------------- compiled models
+
+    def has_model(self, model_id: str) -> bool:
         with self._lock:
-            self._db.execute("INSERT OR IGNORE INTO models (id, spec) VALUES (?, ?)", (model_id, text))
+            return self._db.execute("SELECT 1 FROM models WHERE id = ?", (model_id,)).fetchone() is not None
+
+    def put_model(self, spec: dict) -> str:
+        """A compile request that compiled (source, output, vocab, max_len, bos): its id names the model."""
+        model_id = model_id_of(spec)
+        with self._lock:
+            self._write("INSERT OR IGNORE INTO models (id, spec) VALUES (?, ?)", (model_id, canonical(spec)))
         return model_id
 
     def get_model(self, model_id: str) -> dict | None:
@@ -79,9 +145,12 @@ class ShareStore:
             row = self._db.execute("SELECT spec FROM models WHERE id = ?", (model_id,)).fetchone()
         return json.loads(row[0]) if row else None
 
-    def count(self) -> int:
-        with self._lock:
-            return self._db.execute("SELECT COUNT(*) FROM links").fetchone()[0]
+    # ----------------------------------------------------------------
+
+    def size(self) -> int:
+        """Bytes of the database's pages in use (the size the cap applies to)."""
+        with_pages = self._db.execute("PRAGMA page_count").fetchone()[0]
+        return with_pages * self._db.execute("PRAGMA page_size").fetchone()[0]
 
     def close(self) -> None:
         with self._lock:

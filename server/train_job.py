@@ -9,10 +9,15 @@ def check(spec: dict) -> dict:
     from rasplay.engine.train import TrainConfig, load_task
     from rasplay.engine.train.data import check_vocab
 
+    from rasplay.engine.train.memory import estimate_bytes
+
     config = TrainConfig.from_dict({k: v for k, v in spec["config"].items()})
     check_vocab(config.vocab)
     task = load_task(spec["source"], config.output)
-    return {"output": task.output, "layers": task.layers, "heads_per_layer": task.heads_per_layer}
+    layers = config.layers if config.layers is not None else task.layers
+    heads = config.heads or max(task.heads_per_layer or [1])
+    return {"output": task.output, "layers": task.layers, "heads_per_layer": task.heads_per_layer,
+            "memory": estimate_bytes(config, layers, heads)}
 
 
 def compiled_init(init: dict, directory: str) -> str:
@@ -44,15 +49,12 @@ def warm() -> None:
     torch.optim.AdamW(net.parameters()).step()
 
 
-def run(spec: dict, emit, should_stop) -> dict:
+def run(spec: dict, emit, should_stop, workdir: str) -> dict:
     """Train (engine.train.train), streaming its progress as job events; with spec["init"], start from
-    a compiled model's weights."""
-    import tempfile
-
+    a compiled model's weights (written into the job's `workdir`, which the job manager removes)."""
     from rasplay.engine.train import train
 
-    with tempfile.TemporaryDirectory(prefix="rasplay-train-") as directory:
-        if spec.get("init"):
-            emit({"point": "phase", "phase": "init", "message": "compiling the program to start from its weights"})
-        init = compiled_init(spec["init"], directory) if spec.get("init") else None
-        return train(spec["source"], spec["config"], progress=emit, should_stop=should_stop, init=init)
+    if spec.get("init"):
+        emit({"point": "phase", "phase": "init", "message": "compiling the program to start from its weights"})
+    init = compiled_init(spec["init"], workdir) if spec.get("init") else None
+    return train(spec["source"], spec["config"], progress=emit, should_stop=should_stop, init=init)

@@ -1,17 +1,36 @@
-"""Evaluation worker processes with a hard time limit.
+"""A generic pool of worker processes with hard time and memory limits.
 
-Each evaluation runs in one of a fixed set of worker processes, off the event loop. A worker that
-runs past the time limit is killed (SIGKILL) and replaced, so a hung or heavy program really stops
-and never blocks the others. Workers return the response already serialised as JSON bytes, so the
-event loop only moves bytes, and they take requests from a short pipeline so that they are never
-idle waiting for a busy event loop.
+The pool knows nothing of RASP: a worker imports a *registry module* (by default
+`rasplay.server.work`) whose `KINDS` maps a work kind to a function `payload -> result`, and runs
+the kinds it is sent. The registry may also define `warm()` (run once before the first request)
+and `release()` (drop the worker's caches).
+
+* Time: the first request of a worker's pipeline is the one running; the watchdog kills the worker
+  (SIGKILL) when it runs past its time limit and starts a replacement. The requests queued behind
+  it go to other workers.
+* Memory: a worker runs under an address-space limit (RLIMIT_AS = its idle size + `memory_bytes`):
+  an allocation past it raises MemoryError in the worker, the request gets `MemoryLimit`, and the
+  worker is replaced. The watchdog also kills a worker whose resident set grows past its idle size
+  + `memory_bytes` (a second line, for memory mapped outside malloc).
+* Kept memory: after each request, a worker whose resident set is more than `keep_bytes` over its
+  idle size drops its caches; if that is not enough, it retires and a fresh worker replaces it. So
+  caches are bounded by measured bytes, not by a count of entries.
+* Queue: requests wait at most `queue_timeout` for a worker to start them (then `PoolBusy`); a
+  request already pipelined behind a slow one that has not started by then is answered `PoolBusy`
+  too (its result, when the worker reaches it, is dropped).
+
+Workers return results as bytes (JSON, or binary), so the event loop only moves bytes, and take
+requests from a short pipeline so that they never idle waiting for a busy event loop.
 """
 from __future__ import annotations
 
 import asyncio
+import ctypes
 import gc
+import importlib
 import multiprocessing as mp
 import os
+import resource
 import time
 from collections import deque
 from dataclasses import dataclass, field
@@ -21,10 +40,16 @@ import orjson
 
 
 PIPELINE_BYTES = 64 * 1024   # at most this much waiting in a busy worker's socket
-WATCH_INTERVAL = 0.05        # how often the watchdog looks for requests past their time limit
+WATCH_INTERVAL = 0.05        # how often the watchdog looks for requests past their limits
+PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
+DEFAULT_REGISTRY = "rasplay.server.work"
 
 
 class EvaluationTimeout(Exception):
+    pass
+
+
+class MemoryLimit(Exception):
     pass
 
 
@@ -41,6 +66,10 @@ class NotEncodable(Exception):
     surrogate in a string)."""
 
 
+class WorkTimeout(Exception):
+    """Raised by a work kind that stopped itself at its own (cooperative) time limit."""
+
+
 def encode_message(kind: str, payload: dict) -> bytes:
     try:
         return orjson.dumps([kind, payload])
@@ -48,118 +77,92 @@ def encode_message(kind: str, payload: dict) -> bytes:
         raise NotEncodable(str(e)) from None
 
 
-_MODELS: "dict[str, object]" = {}   # this worker's compiled models, by id (a small LRU)
-
-
-def _compiled(model_id: str, spec: dict):
-    from rasplay import engine
-
-    model = _MODELS.pop(model_id, None) or engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"],
-                                                          max_len=spec["max_len"], bos=spec.get("bos", "<bos>"))
-    _MODELS[model_id] = model
-    while len(_MODELS) > 16:
-        _MODELS.pop(next(iter(_MODELS)))
-    return model
-
-
-def _compile_work(kind: str, payload: dict):
-    """Compiler work; a RaspError (a program the compiler cannot take, a bad input) is the user's."""
-    import io
-
-    from rasplay.engine import RaspError
-
+def memory_of(pid: int | str = "self") -> tuple[int, int]:
+    """(virtual size, resident set) of a process in bytes; (0, 0) where /proc is missing."""
     try:
-        model = _compiled(payload["id"], payload["spec"])
-        if kind == "compile":
-            return {"ok": True, "summary": model.summary()}
-        if kind == "model_run":
-            return {"ok": True, "run": model.run(payload["inputs"], mode=payload["mode"], beta=payload.get("beta"))}
-        if kind == "model_soft":
-            return {"ok": True, "study": model.soft_study(**payload.get("options", {}))}
-        if kind == "model_npz":
-            buffer = io.BytesIO()
-            model.export_npz(buffer, beta=payload.get("beta"))
-            return buffer.getvalue()
-    except RaspError as e:
-        error = {"message": e.message, "kind": e.kind}
-        if e.span is not None and e.span.source == "<program>":
-            error.update(line=e.span.line, col=e.span.col)
-        return {"ok": False, "error": error}
-    raise ValueError(f"unknown work {kind!r}")
+        with open(f"/proc/{pid}/statm") as f:
+            size, resident = f.read().split()[:2]
+        return int(size) * PAGE, int(resident) * PAGE
+    except (OSError, ValueError):
+        return 0, 0
 
 
-def _work(kind: str, payload: dict):
-    from rasplay import engine
-
-    if kind in ("compile", "model_run", "model_soft", "model_npz"):
-        return _compile_work(kind, payload)
-
-    if "limits" in payload:
-        payload = {**payload, "limits": engine.Limits(**payload["limits"])}
-    if kind == "evaluate":
-        return engine.evaluate(**payload)
-    if kind == "analyze":
-        return engine.analyze(**payload)
-    if kind == "overlay":
-        from rasplay.engine.train import TrainError, overlay_imported
-        try:
-            return {"ok": True, "overlay": overlay_imported(payload["source"], payload["maps"], payload.get("output"))}
-        except TrainError as e:
-            return {"ok": False, "message": str(e)}
-    if kind == "train_check":
-        from rasplay.engine.train import TrainError
-
-        from .train_job import check
-        try:
-            return {"ok": True, **check(payload)}
-        except TrainError as e:
-            return {"ok": False, "message": str(e)}
-    if kind == "exercise_check":
-        from rasplay.engine.exercises import CheckLimits, check_text
-        return check_text(payload["text"], payload["id"], payload["source"], payload["limits"],
-                          CheckLimits(seconds=payload["seconds"]))
-    if kind == "sleep":  # used by tests to stand for a hung evaluation
-        time.sleep(payload["seconds"])
-        return {"slept": payload["seconds"]}
-    raise ValueError(f"unknown work {kind!r}")
+def _trim_heap() -> None:
+    """Give freed heap pages back to the system (glibc keeps them otherwise)."""
+    try:
+        ctypes.CDLL("libc.so.6").malloc_trim(0)
+    except (OSError, AttributeError):
+        pass
 
 
-def _worker_main(conn: Connection) -> None:
-    from rasplay import engine  # noqa: F401  (import once, before the first request)
+# ---------------------------------------------------------------- the worker process
 
-
-    engine.evaluate("x = length;", ["ab"])  # warm the parser and library caches
+def _worker_main(conn: Connection, registry_path: str, memory_bytes: int | None, keep_bytes: int | None) -> None:
+    registry = importlib.import_module(registry_path)
+    kinds = registry.KINDS
+    release = getattr(registry, "release", lambda: None)
+    if hasattr(registry, "warm"):
+        registry.warm()
     gc.collect()
-    gc.freeze()   # the parser tables and library never need collecting: keep collections short
-    conn.send_bytes(b"ready")
+    gc.freeze()   # what the warm-up built never needs collecting: keep collections short
+    _trim_heap()
+    idle_size, idle_resident = memory_of()
+    if memory_bytes and idle_size:
+        limit = idle_size + memory_bytes
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+    conn.send_bytes(b"ready" + orjson.dumps({"size": idle_size, "resident": idle_resident}))
     while True:
         try:
             kind, payload = orjson.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return
         try:
-            result = _work(kind, payload)
-            if isinstance(result, bytes):
-                conn.send_bytes(b"ok" + result)
-                continue
-            timeout = next((d for d in result.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
-            out = b"to" + timeout["message"].encode() if timeout else b"ok" + orjson.dumps(result)
+            work = kinds.get(kind)
+            if work is None:
+                raise ValueError(f"unknown work {kind!r}")
+            result = work(payload)
+            out = b"ok" + (result if isinstance(result, bytes) else orjson.dumps(result))
+        except WorkTimeout as e:
+            out = b"to" + str(e).encode()
+        except MemoryError:
+            result = None
+            release()
+            gc.collect()
+            out = b"me"
+        except RecursionError:
+            out = b"er" + b"RecursionError: the work nests too deeply"
         except Exception as e:  # a bug in rasplay: report it, keep the worker
-            out = b"er" + f"{type(e).__name__}: {e}".encode()
-        conn.send_bytes(out)
+            out = b"er" + f"{type(e).__name__}: {e}".encode(errors="replace")
+        result = None
+        try:
+            conn.send_bytes(out)
+        except MemoryError:
+            conn.send_bytes(b"me")
+        out = None
+        if keep_bytes is not None and memory_of()[1] > idle_resident + keep_bytes:
+            release()
+            gc.collect()
+            _trim_heap()
+            if memory_of()[1] > idle_resident + keep_bytes:
+                conn.send_bytes(b"rt")   # still too large: ask to be replaced
+                return
 
+
+# ---------------------------------------------------------------- the pool
 
 @dataclass(eq=False)
 class _Call:
     message: bytes
     future: asyncio.Future
-    limit: float
+    limit: float       # seconds of running
+    deadline: float    # when, still not started, it is answered PoolBusy
 
 
 @dataclass(eq=False)
 class _Worker:
     process: mp.Process
     conn: Connection
+    idle_resident: int = 0
     calls: deque = field(default_factory=deque)   # sent, not yet answered; the worker takes them in order
     head_started: float = 0.0                      # when the worker started the first of them
 
@@ -167,17 +170,21 @@ class _Worker:
         return sum(len(c.message) for c in self.calls)
 
 
-class EvaluationPool:
-    """Workers take their requests in order from a short pipeline (up to `depth` each), so they never
-    wait for the event loop between two requests; the first request of a worker's pipeline is the one
-    running, and the watchdog kills the worker when it runs past its time limit. The requests queued
-    behind it go to other workers."""
+class WorkerPool:
+    """`size` worker processes running the kinds of `registry`; see the module's docstring."""
 
-    def __init__(self, size: int, timeout: float, queue_timeout: float, depth: int = 4):
+    def __init__(self, size: int, timeout: float, queue_timeout: float, depth: int = 4, *,
+                 registry: str = DEFAULT_REGISTRY, memory_bytes: int | None = None, keep_bytes: int | None = None,
+                 name: str = "rasplay-worker"):
         self.size = size
         self.timeout = timeout
         self.queue_timeout = queue_timeout
         self.depth = depth
+        self.registry = registry
+        self.memory_bytes = memory_bytes
+        self.keep_bytes = keep_bytes
+        self.name = name
+        self.replaced = {"timeout": 0, "memory": 0, "retired": 0, "died": 0}
         self._ctx = mp.get_context("spawn")
         self._all: list[_Worker] = []
         self._slot_free = asyncio.Event()
@@ -197,12 +204,14 @@ class EvaluationPool:
 
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
-        process = self._ctx.Process(target=_worker_main, args=(child,), daemon=True, name="rasplay-eval")
+        process = self._ctx.Process(target=_worker_main, args=(child, self.registry, self.memory_bytes,
+                                                               self.keep_bytes), daemon=True, name=self.name)
         process.start()
         child.close()
-        if parent.recv_bytes() != b"ready":
-            raise WorkerFailed("an evaluation worker did not start")
-        return _Worker(process, parent)
+        hello = parent.recv_bytes()
+        if not hello.startswith(b"ready"):
+            raise WorkerFailed("a worker did not start")
+        return _Worker(process, parent, idle_resident=orjson.loads(hello[5:])["resident"])
 
     async def _add_worker(self) -> None:
         loop = asyncio.get_running_loop()
@@ -239,13 +248,13 @@ class EvaluationPool:
                 best = w
         return best
 
-    async def _dispatch(self, call: _Call, deadline: float) -> None:
+    async def _dispatch(self, call: _Call) -> None:
         while True:
             worker = self._pick(call.message)
             if worker is not None:
                 break
             waiter = self._slot_free
-            remaining = deadline - time.monotonic()
+            remaining = call.deadline - time.monotonic()
             if remaining <= 0:
                 raise PoolBusy()
             try:
@@ -258,7 +267,7 @@ class EvaluationPool:
         try:
             worker.conn.send_bytes(call.message)
         except OSError as e:  # the worker died: its calls fail or move
-            self._lost(worker, WorkerFailed(f"an evaluation worker died ({e!r})"))
+            self._lost(worker, WorkerFailed(f"a worker died ({e!r})"), "died")
 
     def _on_readable(self, worker: _Worker) -> None:
         """Replies (or the worker's death) arrived: hand them to the requests waiting, in order."""
@@ -266,7 +275,10 @@ class EvaluationPool:
             try:
                 reply = worker.conn.recv_bytes()
             except (EOFError, OSError) as e:
-                self._lost(worker, WorkerFailed(f"an evaluation worker died ({e!r})"))
+                self._lost(worker, WorkerFailed(f"a worker died ({e!r})"), "died")
+                return
+            if reply == b"rt":              # it holds too much memory even without its caches
+                self._lost(worker, None, "retired")
                 return
             if worker.calls:
                 call = worker.calls.popleft()
@@ -274,34 +286,49 @@ class EvaluationPool:
                     call.future.set_result(reply)
             worker.head_started = time.monotonic()
             self._free_slot()
+            if reply == b"me":              # out of memory: a fresh worker, not a fragmented one
+                self._lost(worker, None, "memory")
+                return
             try:
                 if not worker.conn.poll(0):
                     return
             except (OSError, ValueError):
                 return
 
-    # ---------------------------------------------------------------- time limits and failures
+    # ---------------------------------------------------------------- limits and failures
 
     async def _watch(self) -> None:
         while not self._closing:
             await asyncio.sleep(WATCH_INTERVAL)
             now = time.monotonic()
             for worker in list(self._all):
-                if worker.calls and now - worker.head_started > worker.calls[0].limit:
-                    self._lost(worker, EvaluationTimeout())
+                if not worker.calls:
+                    continue
+                if now - worker.head_started > worker.calls[0].limit:
+                    self._lost(worker, EvaluationTimeout(), "timeout")
+                    continue
+                if self.memory_bytes and memory_of(worker.process.pid)[1] > worker.idle_resident + self.memory_bytes:
+                    self._lost(worker, MemoryLimit(), "memory")
+                    continue
+                for call in list(worker.calls)[1:]:   # pipelined behind a slow one, past the queue wait
+                    if now > call.deadline and not call.future.done():
+                        call.future.set_exception(PoolBusy())
 
-    def _lost(self, worker: _Worker, error: Exception) -> None:
-        """Kill `worker` (past its time limit, or dead): its running call fails with `error`; the calls
-        queued behind it never started and go to other workers; a new worker takes its place."""
+    def _lost(self, worker: _Worker, error: Exception | None, reason: str) -> None:
+        """Kill `worker` and start another: its running call fails with `error` (when given); the calls
+        queued behind it never started and go to other workers."""
         if worker not in self._all:
             return
+        self.replaced[reason] += 1
         self._kill(worker)
         calls = list(worker.calls)
         worker.calls.clear()
-        if calls and not calls[0].future.done():
-            calls[0].future.set_exception(error)
+        if error is not None and calls:
+            head = calls.pop(0)
+            if not head.future.done():
+                head.future.set_exception(error)
         loop = asyncio.get_running_loop()
-        for call in calls[1:]:
+        for call in calls:
             if not call.future.done():
                 loop.create_task(self._redispatch(call))
         if not self._closing:
@@ -310,7 +337,7 @@ class EvaluationPool:
 
     async def _redispatch(self, call: _Call) -> None:
         try:
-            await self._dispatch(call, time.monotonic() + self.queue_timeout)
+            await self._dispatch(call)
         except PoolBusy as e:
             if not call.future.done():
                 call.future.set_exception(e)
@@ -332,23 +359,30 @@ class EvaluationPool:
     # ---------------------------------------------------------------- the public call
 
     async def run(self, kind: str, payload: dict, timeout: float | None = None, message: bytes | None = None) -> bytes:
-        """The JSON bytes of the work's result (raw bytes for binary results). Raises PoolBusy,
-        EvaluationTimeout or WorkerFailed. `timeout` overrides the pool's time limit for this call;
-        `message` is orjson.dumps([kind, payload]) when the caller has it already."""
+        """The result's bytes (JSON, or raw bytes for binary results). Raises PoolBusy,
+        EvaluationTimeout, MemoryLimit or WorkerFailed. `timeout` overrides the pool's time limit for
+        this call; `message` is orjson.dumps([kind, payload]) when the caller has it already."""
         call = _Call(message or encode_message(kind, payload), asyncio.get_running_loop().create_future(),
-                     timeout or self.timeout)
-        await self._dispatch(call, time.monotonic() + self.queue_timeout)
+                     timeout or self.timeout, time.monotonic() + self.queue_timeout)
+        await self._dispatch(call)
         # a request whose client goes away stays in its worker's pipeline and finishes there (bounded
         # by the time limit); its reply is dropped
         reply = await call.future
         if reply[:2] == b"to":
             raise EvaluationTimeout(reply[2:].decode())
+        if reply[:2] == b"me":
+            raise MemoryLimit()
         if reply[:2] != b"ok":
             raise WorkerFailed(reply[2:].decode(errors="replace"))
         return reply[2:]
 
     def alive(self) -> int:
         return sum(1 for w in self._all if w.process.is_alive())
+
+    def stats(self) -> dict:
+        """Live workers, their resident memory (bytes) and how many were replaced, and why."""
+        return {"workers": self.alive(), "resident_bytes": [memory_of(w.process.pid)[1] for w in self._all],
+                "replaced": dict(self.replaced)}
 
 
 def default_workers() -> int:

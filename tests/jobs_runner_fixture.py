@@ -8,6 +8,6 @@ def warm():
     WARMED["pid"] = os.getpid()
 
 
-def run(spec, emit, should_stop):
+def run(spec, emit, should_stop, workdir=None):
     emit({"point": "phase", "phase": "test", "message": "running"})
     return {"pid": os.getpid(), "warmed_here": WARMED["pid"] == os.getpid(), "echo": spec["x"]}

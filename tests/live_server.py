@@ -23,7 +23,8 @@ def free_port() -> int:
 class LiveServer:
     """`rasplay serve` (or, with `settings`, the app factory with those Settings) on loopback."""
 
-    def __init__(self, data_dir: Path, *args: str, settings: str | None = None, port: int | None = None):
+    def __init__(self, data_dir: Path, *args: str, settings: str | None = None, port: int | None = None,
+                 preexec_fn=None):
         self.data_dir = data_dir
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
@@ -40,10 +41,10 @@ class LiveServer:
             cmd = [sys.executable, "-c", code]
         self.log_path = data_dir / "server.log"
         self.process = subprocess.Popen(cmd, cwd=ROOT, stdout=open(self.log_path, "w"), stderr=subprocess.STDOUT,
-                                        text=True, start_new_session=True)
+                                        text=True, start_new_session=True, preexec_fn=preexec_fn)
         self._wait_ready()
 
-    def _wait_ready(self, timeout: float = 60) -> None:
+    def _wait_ready(self, timeout: float = 120) -> None:
         deadline = time.monotonic() + timeout
         while time.monotonic() < deadline:
             if self.process.poll() is not None:

@@ -224,6 +224,7 @@ def test_hung_evaluation_is_killed_while_others_are_answered(tmp_path):
         assert e["kind"] == "timeout"
         with server.client() as c:  # the killed worker was replaced
             wait_for(lambda: c.get("/api/v1/health").json()["workers"] == 2)
+            assert c.get("/api/v1/health").json()["pools"]["evaluation"]["replaced"]["timeout"] == 1
             assert c.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["ab"]}).status_code == 200
     finally:
         server.stop()

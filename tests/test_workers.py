@@ -1,4 +1,6 @@
-"""The evaluation pool itself: pipelining, the hard time limit, requests queued behind a hung one."""
+"""The generic worker pool: pipelining, the hard time limit, requests queued behind a hung one, the
+memory limit, caches bounded by bytes, the queue wait. The pool runs the tests' own work kinds
+(tests/pool_kinds.py)."""
 import asyncio
 import concurrent.futures
 import time
@@ -6,7 +8,9 @@ import time
 import orjson
 import pytest
 
-from rasplay.server.workers import EvaluationPool, EvaluationTimeout
+from rasplay.server.workers import EvaluationTimeout, MemoryLimit, PoolBusy, WorkerPool
+
+KINDS = "pool_kinds"
 
 
 def run(coro):
@@ -15,41 +19,76 @@ def run(coro):
         return executor.submit(asyncio.run, coro).result()
 
 
-def test_requests_queued_behind_a_hung_one_move_to_a_new_worker():
-    async def scenario():
-        pool = EvaluationPool(1, timeout=1.0, queue_timeout=10)
+def with_pool(scenario, *args, **kw):
+    async def main():
+        pool = WorkerPool(*args, registry=KINDS, **kw)
         await pool.start()
         try:
-            hung = asyncio.create_task(pool.run("sleep", {"seconds": 30}))
-            await asyncio.sleep(0.1)
-            start = time.monotonic()
-            # one worker: this request waits in the hung worker's pipeline, then moves to its replacement
-            queued = asyncio.create_task(pool.run("evaluate", {"source": "x = indices;", "inputs": ["ab"]}))
-            with pytest.raises(EvaluationTimeout):
-                await hung
-            doc = orjson.loads(await queued)
-            assert doc["results"]["x"]["values"] == [[0, 1]]
-            assert time.monotonic() - start < 10
-            assert pool.alive() == 1
+            return await scenario(pool)
         finally:
             await pool.close()
-    run(scenario())
+    return run(main())
+
+
+def test_requests_queued_behind_a_hung_one_move_to_a_new_worker():
+    async def scenario(pool):
+        hung = asyncio.create_task(pool.run("sleep", {"seconds": 30}))
+        await asyncio.sleep(0.1)
+        # one worker: this request waits in the hung worker's pipeline, then moves to its replacement
+        queued = asyncio.create_task(pool.run("evaluate", {"source": "x = indices;", "inputs": ["ab"]}))
+        with pytest.raises(EvaluationTimeout):
+            await hung
+        doc = orjson.loads(await queued)
+        assert doc["results"]["x"]["values"] == [[0, 1]]
+        assert pool.alive() == 1 and pool.replaced["timeout"] == 1
+    with_pool(scenario, 1, timeout=3.0, queue_timeout=20)
 
 
 def test_pipelined_replies_reach_the_right_requests():
-    async def scenario():
-        pool = EvaluationPool(2, timeout=5.0, queue_timeout=10)
-        await pool.start()
-        try:
-            calls = [pool.run("evaluate", {"source": f"x = indices + {i};", "inputs": ["abc"]}) for i in range(40)]
-            docs = [orjson.loads(b) for b in await asyncio.gather(*calls)]
-            assert [d["results"]["x"]["values"][0][0] for d in docs] == list(range(40))
-            # a request whose client went away is dropped without disturbing the others
-            gone = asyncio.create_task(pool.run("sleep", {"seconds": 0.3}))
-            await asyncio.sleep(0.05)
-            gone.cancel()
-            after = await pool.run("evaluate", {"source": "y = indices * 2;", "inputs": ["ab"]})
-            assert orjson.loads(after)["results"]["y"]["values"] == [[0, 2]]
-        finally:
-            await pool.close()
-    run(scenario())
+    async def scenario(pool):
+        calls = [pool.run("evaluate", {"source": f"x = indices + {i};", "inputs": ["abc"]}) for i in range(40)]
+        docs = [orjson.loads(b) for b in await asyncio.gather(*calls)]
+        assert [d["results"]["x"]["values"][0][0] for d in docs] == list(range(40))
+        # a request whose client went away is dropped without disturbing the others
+        gone = asyncio.create_task(pool.run("sleep", {"seconds": 0.3}))
+        await asyncio.sleep(0.05)
+        gone.cancel()
+        after = await pool.run("evaluate", {"source": "y = indices * 2;", "inputs": ["ab"]})
+        assert orjson.loads(after)["results"]["y"]["values"] == [[0, 2]]
+    with_pool(scenario, 2, timeout=5.0, queue_timeout=10)
+
+
+def test_a_request_over_the_memory_limit_fails_and_its_worker_is_replaced():
+    async def scenario(pool):
+        with pytest.raises(MemoryLimit):
+            await pool.run("allocate", {"mib": 400})
+        assert orjson.loads(await pool.run("allocate", {"mib": 50})) == {"allocated": 50}   # under it: fine
+        await asyncio.sleep(0.5)
+        assert pool.alive() == 1 and pool.replaced["memory"] == 1
+    with_pool(scenario, 1, timeout=10, queue_timeout=10, memory_bytes=200 << 20)
+
+
+def test_memory_kept_between_requests_is_bounded_by_bytes():
+    async def scenario(pool):
+        for _ in range(4):   # each request keeps 60 MiB after it has answered, as a cache would
+            assert orjson.loads(await pool.run("allocate", {"mib": 60, "keep": True})) == {"allocated": 60}
+        await pool.run("sleep", {"seconds": 0})   # the worker checks its memory after each reply: sync with it
+        stats = pool.stats()
+        idle = pool._all[0].idle_resident
+        assert stats["resident_bytes"][0] - idle <= 100 << 20   # the worker let its cache go past 100 MiB
+        assert pool.replaced["retired"] == 0                     # by dropping its cache, not by dying
+    with_pool(scenario, 1, timeout=10, queue_timeout=10, memory_bytes=1 << 30, keep_bytes=100 << 20)
+
+
+def test_a_request_pipelined_behind_a_slow_one_gets_busy_after_the_queue_wait():
+    async def scenario(pool):
+        slow = asyncio.create_task(pool.run("sleep", {"seconds": 3}))
+        await asyncio.sleep(0.1)
+        start = time.monotonic()
+        with pytest.raises(PoolBusy):
+            await pool.run("sleep", {"seconds": 0})
+        waited = time.monotonic() - start
+        assert await slow == b'{"slept":3}'
+        return waited
+    waited = with_pool(scenario, 1, timeout=10, queue_timeout=1.0)
+    assert waited < 2.5   # answered at the queue wait, not when the slow request ended (3 s)

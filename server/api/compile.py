@@ -6,20 +6,27 @@ A model is named by its compile request (stored like share links), and workers r
 that in well under a second, so ids survive restarts and any worker can serve any model."""
 from __future__ import annotations
 
+import re
+from urllib.parse import quote
+
 import orjson
-from fastapi import APIRouter, Depends, Path
+from fastapi import APIRouter, Depends, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
 from ..errors import ApiError
+from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, CompiledModelSummary, CompileRequest, RunRequest, SoftStudyRequest
-from ..store import ShareStore
+from ..store import Store, model_id_of
 from .deps import Services, services
 from .evaluate import check_inputs, check_source, run_in_pool
 
 router = APIRouter(tags=["compile"])
 MODEL_ID = r"^m[a-z2-7]{15}$"
-RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All workers stayed busy"}}
+RESPONSES = {**ERROR_RESPONSES,
+             429: ERROR_RESPONSES[422] | {"description": "Too many compiler requests from your address (Retry-After)"},
+             503: ERROR_RESPONSES[422] | {"description": "All compiler workers stayed busy (Retry-After)"},
+             507: ERROR_RESPONSES[422] | {"description": "The server's store or disk is full"}}
 MODEL_RESPONSES = {**RESPONSES, 404: ERROR_RESPONSES[422] | {"description": "No such model"}}
 
 
@@ -32,7 +39,14 @@ def _unwrap(body: bytes, key: str):
     return reply[key]
 
 
-async def _model(model_id: str, store: ShareStore) -> dict:
+def attachment(filename: str) -> str:
+    """A Content-Disposition for `filename` (RFC 6266): a quoted ASCII fallback, and the name itself
+    percent-encoded in filename* (RFC 5987)."""
+    fallback = re.sub(r'[^A-Za-z0-9._ -]', "_", filename)
+    return f'attachment; filename="{fallback}"; filename*=UTF-8\'\'{quote(filename, safe="")}'
+
+
+async def _model(model_id: str, store: Store) -> dict:
     spec = await run_in_threadpool(store.get_model, model_id)
     if spec is None:
         raise ApiError(404, "not_found", f"no compiled model '{model_id}' (compile the program first)")
@@ -41,11 +55,12 @@ async def _model(model_id: str, store: ShareStore) -> dict:
 
 @router.post("/compile", response_model=CompiledModelSummary, responses=RESPONSES,
              summary="Compile a program to transformer weights")
-async def compile_program(req: CompileRequest, svc: Services = Depends(services)):
+async def compile_program(req: CompileRequest, request: Request, svc: Services = Depends(services)):
     """Builds a transformer whose forward pass on "BOS + input" reproduces the evaluator's value of the
     output s-op exactly, for every input over `vocab` of length 1..max_len. A program the compiler
-    cannot take is a 422 naming the construct and its line."""
-    settings, pool, store = svc.settings, svc.pool, svc.store
+    cannot take is a 422 naming the construct and its line (and is not stored). A new model counts
+    against the client's rate of new links and models (429 past it)."""
+    settings, store = svc.settings, svc.store
     check_source(req.source, settings)
     vocab = list(req.vocab) if isinstance(req.vocab, str) else req.vocab
     if not vocab or len(vocab) > settings.compile_max_vocab:
@@ -53,33 +68,44 @@ async def compile_program(req: CompileRequest, svc: Services = Depends(services)
     if req.max_len > settings.compile_max_len:
         raise ApiError(422, "limit", f"max_len {req.max_len} is over the limit of {settings.compile_max_len}")
     spec = {"source": req.source, "output": req.output, "vocab": vocab, "max_len": req.max_len, "bos": req.bos}
-    model_id = await run_in_threadpool(store.put_model, spec)
-    body = await run_in_pool(pool, "compile", {"id": model_id, "spec": spec}, settings, settings.compile_seconds)
-    return {"id": model_id, "summary": _unwrap(body, "summary")}
+    model_id = model_id_of(spec)
+    client = client_of(request)
+    stored = await run_in_threadpool(store.has_model, model_id)
+    with svc.heavy_per_client.hold(client):
+        body = await run_in_pool(svc.heavy, "compile", {"id": model_id, "spec": spec}, settings,
+                                 settings.compile_seconds)
+    summary = _unwrap(body, "summary")   # a program that does not compile stops here, unstored
+    if not stored:
+        svc.writes_per_client.take(client)
+        await run_in_threadpool(store.put_model, spec)
+    return {"id": model_id, "summary": summary}
 
 
 @router.post("/models/{model_id}/run", responses=MODEL_RESPONSES, summary="Run a compiled model",
              response_description="outputs, expected values, agreement, every head's attention (BOS first), "
                                   "and every residual block decoded at every stage")
-async def run_model(req: RunRequest, model_id: str = Path(pattern=MODEL_ID), svc: Services = Depends(services)) -> dict:
-    settings, pool, store = svc.settings, svc.pool, svc.store
+async def run_model(req: RunRequest, request: Request, model_id: str = Path(pattern=MODEL_ID),
+                    svc: Services = Depends(services)) -> dict:
+    settings, store = svc.settings, svc.store
     check_inputs(req.inputs, None, settings)
     spec = await _model(model_id, store)
     payload = {"id": model_id, "spec": spec, "inputs": req.inputs, "mode": req.mode, "beta": req.beta}
-    body = await run_in_pool(pool, "model_run", payload, settings, settings.compile_seconds)
+    with svc.heavy_per_client.hold(client_of(request)):
+        body = await run_in_pool(svc.heavy, "model_run", payload, settings, settings.compile_seconds)
     return _unwrap(body, "run")
 
 
 @router.post("/models/{model_id}/soft", responses=MODEL_RESPONSES, summary="The soft-attention study of a model",
              response_description="the smallest exact beta (overall and per length), per-head uniform/tieless, "
                                   "and agreement and max error as functions of beta and n")
-async def soft_study(req: SoftStudyRequest, model_id: str = Path(pattern=MODEL_ID),
+async def soft_study(req: SoftStudyRequest, request: Request, model_id: str = Path(pattern=MODEL_ID),
                      svc: Services = Depends(services)) -> dict:
-    settings, pool, store = svc.settings, svc.pool, svc.store
+    settings, store = svc.settings, svc.store
     spec = await _model(model_id, store)
     options = req.model_dump(exclude_none=True)
-    body = await run_in_pool(pool, "model_soft", {"id": model_id, "spec": spec, "options": options}, settings,
-                             settings.compile_seconds)
+    with svc.heavy_per_client.hold(client_of(request)):
+        body = await run_in_pool(svc.heavy, "model_soft", {"id": model_id, "spec": spec, "options": options},
+                                 settings, settings.compile_seconds)
     return _unwrap(body, "study")
 
 
@@ -88,12 +114,14 @@ async def soft_study(req: SoftStudyRequest, model_id: str = Path(pattern=MODEL_I
                                                                              "plus the config as JSON"},
                                                         **MODEL_RESPONSES},
             response_class=Response, summary="Download a compiled model's weights")
-async def weights(model_id: str = Path(pattern=MODEL_ID), svc: Services = Depends(services)):
-    settings, pool, store = svc.settings, svc.pool, svc.store
+async def weights(request: Request, model_id: str = Path(pattern=MODEL_ID), svc: Services = Depends(services)):
+    settings, store = svc.settings, svc.store
     spec = await _model(model_id, store)
-    body = await run_in_pool(pool, "model_npz", {"id": model_id, "spec": spec}, settings, settings.compile_seconds)
+    with svc.heavy_per_client.hold(client_of(request)):
+        body = await run_in_pool(svc.heavy, "model_npz", {"id": model_id, "spec": spec}, settings,
+                                 settings.compile_seconds)
     if body[:1] == b"{":  # a compile error comes back as JSON
         _unwrap(body, "summary")
     name = f"rasplay-{spec.get('output') or 'model'}-{model_id}.npz"
     return Response(body, media_type="application/octet-stream",
-                    headers={"Content-Disposition": f'attachment; filename="{name}"'})
+                    headers={"Content-Disposition": attachment(name)})

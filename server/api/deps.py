@@ -1,6 +1,6 @@
-"""The FastAPI dependency of every router: the server's services (settings, evaluation pool, share
-store, response cache, training jobs), created with the app and kept on app.state. One dependency,
-resolved once per request."""
+"""The FastAPI dependency of every router: the server's services (settings, the evaluation and heavy
+worker pools, the store, the response cache, training jobs, per-client quotas), created with the app
+and kept on app.state. One dependency, resolved once per request."""
 from __future__ import annotations
 
 from dataclasses import dataclass
@@ -10,17 +10,21 @@ from fastapi import Request
 from ..cache import ResponseCache
 from ..jobs import JobManager
 from ..settings import Settings
-from ..store import ShareStore
-from ..workers import EvaluationPool
+from ..quotas import ConcurrencyLimit, RateLimit
+from ..store import Store
+from ..workers import WorkerPool
 
 
 @dataclass
 class Services:
     settings: Settings
-    pool: EvaluationPool
-    store: ShareStore
+    pool: WorkerPool             # evaluations: evaluate, analyze, overlay, training checks
+    heavy: WorkerPool            # compiler work: compile, run, soft-attention study, weights
+    store: Store
     cache: ResponseCache
     jobs: JobManager
+    heavy_per_client: ConcurrencyLimit
+    writes_per_client: RateLimit
 
 
 async def services(request: Request) -> Services:

@@ -9,11 +9,13 @@ from rasplay.engine.inputs import input_limit_error
 from ..errors import ApiError
 from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
 from ..settings import Settings
-from ..workers import EvaluationPool, EvaluationTimeout, NotEncodable, PoolBusy, WorkerFailed, encode_message
+from ..settings import show_bytes
+from ..workers import EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, WorkerFailed, WorkerPool, encode_message
 from .deps import Services, services
 
 router = APIRouter(tags=["evaluate"])
-RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}}
+RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy "
+                                                                             "(Retry-After says when to try again)"}}
 
 
 def check_source(source: str, settings: Settings) -> None:
@@ -29,7 +31,7 @@ def check_inputs(inputs, input_format: str | None, settings: Settings) -> None:
         raise ApiError(422, "limit", error.message)
 
 
-async def run_in_pool(pool: EvaluationPool, kind: str, payload: dict, settings: Settings,
+async def run_in_pool(pool: WorkerPool, kind: str, payload: dict, settings: Settings,
                       timeout: float | None = None, message: bytes | None = None) -> bytes:
     try:
         return await pool.run(kind, payload, timeout, message)
@@ -37,12 +39,18 @@ async def run_in_pool(pool: EvaluationPool, kind: str, payload: dict, settings: 
         limit = timeout or settings.eval_seconds
         detail = str(e) or f"the work took longer than {limit:g} s (the time limit) and was stopped"
         raise ApiError(422, "timeout", detail) from None
+    except MemoryLimit:
+        raise ApiError(422, "limit", f"the work needed more than {show_bytes(settings.worker_memory)} of memory "
+                                     "(the limit per request) and was stopped; try smaller inputs or a "
+                                     "smaller program") from None
     except PoolBusy:
-        raise ApiError(503, "busy", "every evaluation worker is busy; try again in a moment") from None
+        raise ApiError(503, "busy", f"every worker stayed busy for {pool.queue_timeout:g} s; try again in a moment",
+                       headers={"Retry-After": "5"}) from None
     except NotEncodable as e:
         raise not_encodable(e) from None
     except WorkerFailed as e:
-        raise ApiError(500, "internal", f"rasplay failed on this program; please report it ({e})") from None
+        # an exception inside the engine on this request: the request is one rasplay cannot take
+        raise ApiError(422, "unsupported", f"rasplay could not handle this request ({e}); please report it") from None
 
 
 def not_encodable(e: Exception) -> ApiError:

@@ -4,12 +4,13 @@ from __future__ import annotations
 import html
 import re
 
-from fastapi import APIRouter, Depends, Header, Path
+from fastapi import APIRouter, Depends, Header, Path, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import HTMLResponse, RedirectResponse
 
 from ..errors import ApiError
 from ..links import link_fragment
+from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, ShareRequest, ShareResponse
 from ..store import ID_PATTERN, canonical
 from .deps import Services, services
@@ -18,10 +19,18 @@ router = APIRouter(tags=["share"])
 redirects = APIRouter(tags=["share"])
 
 
-@router.post("/share", response_model=ShareResponse, responses=ERROR_RESPONSES, summary="Make a short link")
-async def share(req: ShareRequest, svc: Services = Depends(services)):
+RESPONSES = {**ERROR_RESPONSES,
+             429: ERROR_RESPONSES[422] | {"description": "Too many new links and models from your address "
+                                                         "(Retry-After says when to try again)"},
+             503: ERROR_RESPONSES[422] | {"description": "The store could not be written"},
+             507: ERROR_RESPONSES[422] | {"description": "The server's store or disk is full"}}
+
+
+@router.post("/share", response_model=ShareResponse, responses=RESPONSES, summary="Make a short link")
+async def share(req: ShareRequest, request: Request, svc: Services = Depends(services)):
     """Stores the state (content-addressed: the same state always gets the same id) and returns
-    the short link. The state needs a `source` string; inputs are strings or lists of numbers."""
+    the short link. The state needs a `source` string; inputs are strings or lists of numbers.
+    A new link counts against the client's rate of new links and models (429 past it)."""
     settings, store = svc.settings, svc.store
     state = req.state
     if not isinstance(state.get("source"), str):
@@ -33,7 +42,10 @@ async def share(req: ShareRequest, svc: Services = Depends(services)):
     if size > settings.max_share_bytes:
         raise ApiError(413, "too_large", f"the state is {size} bytes; shared states are limited to "
                                          f"{settings.max_share_bytes} bytes")
-    link_id = await run_in_threadpool(store.put, state)
+    link_id, stored = await run_in_threadpool(store.link_id, state)
+    if not stored:
+        svc.writes_per_client.take(client_of(request))
+        link_id = await run_in_threadpool(store.put_link, state)
     return {"id": link_id, "url": f"/s/{link_id}"}
 
 
@@ -50,7 +62,7 @@ async def open_link(link_id: str = Path(description=f"the link's id, matching {I
         if browser:
             return HTMLResponse(dead_link_page(link_id), status_code=404)
         raise ApiError(422, "validation", f"'{link_id[:40]}' is not a short link id (expected {ID_PATTERN})")
-    state = await run_in_threadpool(svc.store.get, link_id)
+    state = await run_in_threadpool(svc.store.get_link, link_id)
     if state is None:
         if browser:
             return HTMLResponse(dead_link_page(link_id), status_code=404)

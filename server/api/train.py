@@ -3,6 +3,7 @@ events); GET /train/{id} its state and result; DELETE /train/{id} cancels it."""
 from __future__ import annotations
 
 import json
+import re
 
 import orjson
 from fastapi import APIRouter, Depends, Header, Path, Query
@@ -13,6 +14,7 @@ from ..errors import ApiError
 from ..jobs import JobManager, QueueFull, follow
 from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainRequest
 from .deps import Services, services
+from ..settings import show_bytes
 from .evaluate import check_source, run_in_pool
 
 router = APIRouter(tags=["train"])
@@ -58,10 +60,15 @@ async def start(req: TrainRequest, svc: Services = Depends(services)):
     checked = orjson.loads(await run_in_pool(pool, "train_check", spec, settings))
     if not checked["ok"]:
         raise ApiError(422, "validation", checked["message"])
+    if checked["memory"] > settings.train_memory:
+        raise ApiError(422, "limit", f"this job would need about {show_bytes(checked['memory'])} of memory; the limit "
+                                     f"is {show_bytes(settings.train_memory)} per job: choose a smaller d_model, "
+                                     "batch_size, max_len, or fewer layers or heads")
     try:
         job = jobs.submit(spec)
     except QueueFull:
-        raise ApiError(429, "busy", f"{jobs.max_queued} training jobs are already waiting; try again later") from None
+        raise ApiError(429, "busy", f"{jobs.max_queued} training jobs are already waiting; try again later",
+                       headers={"Retry-After": "30"}) from None
     return job.public()
 
 
@@ -81,10 +88,10 @@ async def cancel(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(ser
             responses={200: {"content": {"text/event-stream": {}},
                              "description": "`event: progress` per step report (id = its index), then `event: done` "
                                             "with the final status"}, **NOT_FOUND})
-async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0, alias="from"),
+async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0, le=1_000_000_000, alias="from"),
                  last_event_id: str | None = Header(None), svc: Services = Depends(services)):
     job = _job_or_404(svc.jobs, job_id)
-    if last_event_id and last_event_id.isdigit():
+    if last_event_id and re.fullmatch(r"[0-9]{1,9}", last_event_id.strip()):   # anything else is ignored
         start = max(start, int(last_event_id) + 1)
 
     async def stream():

@@ -1,0 +1,28 @@
+"""An estimate of a training job's peak memory, from its options alone (torch-free, so the server can
+refuse a job before queueing it). Float32 throughout; deliberately on the high side."""
+from __future__ import annotations
+
+from .config import TrainConfig
+
+BASE_BYTES = 350 << 20       # python, numpy, torch and the engine, before any data
+FLOAT = 4
+PYTHON_TOKEN_BYTES = 64      # a token while the evaluator labels the sampled inputs (lists, arrays)
+
+
+def estimate_bytes(config: TrainConfig, layers: int, heads: int) -> int:
+    """Peak resident bytes of training `config` with `layers` x `heads`: the process, the parameters
+    with their gradients and AdamW's two moments, the activations kept for one backward pass (and
+    60% more while it runs), the attention maps extracted for head matching, and the data set."""
+    d, d_mlp = config.d_model, config.d_mlp or 4 * config.d_model
+    T = config.max_len + (1 if config.bos else 0)
+    vocab = len(config.vocab) + 2
+    classes = max(64, vocab, T)
+    params = layers * (4 * d * d + 2 * d * d_mlp + 9 * d + d_mlp) + (vocab + T) * d + (d + 1) * classes
+    training_state = 4 * params * FLOAT
+    batch = config.batch_size
+    per_layer = batch * T * (10 * d + 3 * d_mlp) + 3 * batch * heads * T * T
+    activations = 16 * (layers * per_layer + batch * T * (2 * d + classes)) * FLOAT // 10  # + the backward's own
+    attention_maps = min(config.match_examples, config.n_test) * max(layers, 1) * heads * T * T * FLOAT
+    inputs = config.n_train + config.n_test
+    data = inputs * T * (3 * 8 + PYTHON_TOKEN_BYTES)
+    return BASE_BYTES + training_state + activations + attention_maps + data

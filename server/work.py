@@ -1,0 +1,146 @@
+"""The registry of work kinds the server's worker pools run (see server/workers.py): each kind is a
+function `payload -> result` run inside a worker process, where results are JSON-able objects or
+bytes. Evaluation kinds (quick, many) and heavy kinds (compiler work, long) run in separate pools."""
+from __future__ import annotations
+
+import io
+from collections import OrderedDict
+from typing import Callable
+
+import orjson
+
+from .workers import WorkTimeout
+
+KINDS: dict[str, Callable[[dict], object]] = {}
+HEAVY = {"compile", "model_run", "model_soft", "model_npz"}   # run in the heavy pool
+
+_MODELS: "OrderedDict[str, object]" = OrderedDict()   # this worker's compiled models, by id
+MODELS_KEPT = 16
+
+
+def kind(name: str):
+    def register(fn):
+        KINDS[name] = fn
+        return fn
+    return register
+
+
+def warm() -> None:
+    from rasplay import engine
+
+    engine.evaluate("x = length;", ["ab"])  # import once and fill the parser and library caches
+
+
+def release() -> None:
+    """Drop this worker's caches (the pool asks when the worker holds too much memory)."""
+    from rasplay import engine
+
+    _MODELS.clear()
+    engine.clear_caches()
+
+
+def _engine_limits(payload: dict) -> dict:
+    from rasplay import engine
+
+    if "limits" in payload:
+        payload = {**payload, "limits": engine.Limits(**payload["limits"])}
+    return payload
+
+
+@kind("evaluate")
+def evaluate(payload: dict) -> bytes:
+    from rasplay import engine
+
+    doc = engine.evaluate(**_engine_limits(payload))
+    timeout = next((d for d in doc.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
+    if timeout is not None:
+        raise WorkTimeout(timeout["message"])
+    return orjson.dumps(doc)
+
+
+@kind("analyze")
+def analyze(payload: dict) -> bytes:
+    from rasplay import engine
+
+    doc = engine.analyze(**_engine_limits(payload))
+    timeout = next((d for d in doc.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
+    if timeout is not None:
+        raise WorkTimeout(timeout["message"])
+    return orjson.dumps(doc)
+
+
+@kind("overlay")
+def overlay(payload: dict) -> dict:
+    from rasplay.engine.train import TrainError, overlay_imported
+
+    try:
+        return {"ok": True, "overlay": overlay_imported(payload["source"], payload["maps"], payload.get("output"))}
+    except TrainError as e:
+        return {"ok": False, "message": str(e)}
+
+
+@kind("train_check")
+def train_check(payload: dict) -> dict:
+    from rasplay.engine.train import TrainError
+
+    from .train_job import check
+    try:
+        return {"ok": True, **check(payload)}
+    except TrainError as e:
+        return {"ok": False, "message": str(e)}
+
+
+@kind("exercise_check")
+def exercise_check(payload: dict) -> dict:
+    from rasplay.engine.exercises import CheckLimits, check_text
+
+    payload = _engine_limits(payload)
+    result = check_text(payload["text"], payload["id"], payload["source"], payload["limits"],
+                        CheckLimits(seconds=payload["seconds"]))
+    timeout = next((d for d in result.get("diagnostics", ()) if d.get("kind") == "timeout"), None) \
+        if isinstance(result, dict) else None
+    if timeout is not None:
+        raise WorkTimeout(timeout["message"])
+    return result
+
+
+# ---------------------------------------------------------------- compiler work (the heavy pool)
+
+def _compiled(model_id: str, spec: dict):
+    from rasplay import engine
+
+    model = _MODELS.pop(model_id, None) or engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"],
+                                                          max_len=spec["max_len"], bos=spec.get("bos", "<bos>"))
+    _MODELS[model_id] = model
+    while len(_MODELS) > MODELS_KEPT:
+        _MODELS.popitem(last=False)
+    return model
+
+
+def _compiler_work(action: Callable[[object, dict], object]) -> Callable[[dict], object]:
+    """A kind running `action(model, payload)`; a RaspError (a program the compiler cannot take, a bad
+    input) is the user's, returned as {"ok": False, "error"}."""
+    def work(payload: dict):
+        from rasplay.engine import RaspError
+
+        try:
+            return action(_compiled(payload["id"], payload["spec"]), payload)
+        except RaspError as e:
+            error = {"message": e.message, "kind": e.kind}
+            if e.span is not None and e.span.source == "<program>":
+                error.update(line=e.span.line, col=e.span.col)
+            return {"ok": False, "error": error}
+    return work
+
+
+def _npz(model, payload: dict) -> bytes:
+    buffer = io.BytesIO()
+    model.export_npz(buffer, beta=payload.get("beta"))
+    return buffer.getvalue()
+
+
+KINDS["compile"] = _compiler_work(lambda model, p: {"ok": True, "summary": model.summary()})
+KINDS["model_run"] = _compiler_work(lambda model, p: {"ok": True, "run": model.run(p["inputs"], mode=p["mode"],
+                                                                                     beta=p.get("beta"))})
+KINDS["model_soft"] = _compiler_work(lambda model, p: {"ok": True, "study": model.soft_study(**p.get("options", {}))})
+KINDS["model_npz"] = _compiler_work(_npz)
