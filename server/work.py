@@ -109,8 +109,7 @@ def exercise_check(payload: dict) -> dict:
 def _compiled(model_id: str, spec: dict):
     from rasplay import engine
 
-    model = _MODELS.pop(model_id, None) or engine.compile(spec["source"], spec.get("output"), vocab=spec["vocab"],
-                                                          max_len=spec["max_len"], bos=spec.get("bos", "<bos>"))
+    model = _MODELS.pop(model_id, None) or engine.compile_spec(spec)
     _MODELS[model_id] = model
     while len(_MODELS) > MODELS_KEPT:
         _MODELS.popitem(last=False)
