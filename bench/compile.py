@@ -106,10 +106,12 @@ def comparisons(rows: list[dict]) -> str:
         vocab = t.get("vocab", "?")
         if vocab != r["vocab"]:
             vocab += f"!={r['vocab']}"
-        lines.append(f"  {name:<14} {vocab:<5} {n:>3}  {r['layers']:>4} / {t['layers']:<2}  "
-                     f"{r['width']:>4} / {t['d_model']:<4} {r['params']:>7} / {t['params']:<7} "
-                     f"{r['nonzero']:>5} / {t['nonzero']:<6} {r['seconds']:>6.3f} / {t['seconds']:<6.2f}")
-    lines.append("  (ours / Tracr's; Tracr's times are one cold compile each, ours the median of 3)")
+        def q(v, spec=""):
+            return "?" if v is None else format(v, spec)
+        lines.append(f"  {name:<14} {vocab:<5} {n:>3}  {r['layers']:>4} / {q(t['layers']):<2}  "
+                     f"{r['width']:>4} / {q(t['d_model']):<4} {r['params']:>7} / {q(t['params']):<7} "
+                     f"{r['nonzero']:>5} / {q(t['nonzero']):<6} {r['seconds']:>6.3f} / {q(t['seconds'], '.2f'):<6}")
+    lines.append("  (ours / Tracr's; ? = not measured; vocab a!=b: Tracr's / ours; see the file's 'how')")
     hist = [r for r in rows if r["program"] == "histogram" and r["kind"] == "tracr" and r["max_len"] >= 10
             and "error" not in r]
     for r in hist:
@@ -126,7 +128,7 @@ def comparisons(rows: list[dict]) -> str:
     for what, ours, theirs in (("residual width", "width", "d_model"), ("non-zero parameters", "nonzero", "nonzero"),
                                ("layers", "layers", "layers")):
         worse = [f"{name}@{n}" for (name, n), t in tracr.items()
-                 if (name, "tracr", n) in by and by[(name, "tracr", n)][ours] > t[theirs]]
+                 if (name, "tracr", n) in by and t[theirs] is not None and by[(name, "tracr", n)][ours] > t[theirs]]
         lines.append(f"  {what} <= Tracr's: " + ("all" if not worse else "not " + ", ".join(sorted(worse))))
     slow = [f"{r['program']}@{r['max_len']} ({r['seconds']:.2f} s)" for r in ok if r["seconds"] >= TARGET_SECONDS]
     lines.append(f"  compile < {TARGET_SECONDS} s: {len(ok) - len(slow)}/{len(ok)}" + (f"; slower: {', '.join(slow)}"

@@ -2,7 +2,7 @@
 generated arithmetic on means agrees exhaustively, and causal models (item 3)."""
 import numpy as np
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rasplay import engine
@@ -103,11 +103,13 @@ def mean_programs(draw):
     t1, t2 = draw(st.sampled_from("ab")), draw(st.sampled_from("abc"))
     c1, c2 = draw(st.sampled_from(COEFFS)), draw(st.sampled_from(COEFFS))
     op = draw(st.sampled_from(["+", "-"]))
+    const = draw(st.sampled_from(["0.6", "0.3", "0.7", "0.9", "1", "1.5"]))
     combine = draw(st.sampled_from([
         "out = selector_width(select(score, score, ==));",
         "out = selector_width(select(score, score, <));",
-        "out = score == 1;",
-        "out = score < 1;",
+        f"out = score == {const};",
+        f"out = score < {const};",
+        f"out = selector_width(select(score, {const}, ==));",
         "out = round(score * 10);",
         "out = aggregate(select(score, score, ==), indicator(tokens == \"a\"));",
     ]))
@@ -116,9 +118,12 @@ def mean_programs(draw):
             f"score = fa*{c1} {op} fb*{c2};\n{combine}\n")
 
 
-@settings(max_examples=12, deadline=None, derandomize=True,
+@settings(max_examples=15, deadline=None, derandomize=True,
           suppress_health_check=[HealthCheck.too_slow])
 @given(mean_programs())
+@example('fa = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
+         'fb = aggregate(select(indices, indices, <=), indicator(tokens == "b"));\n'
+         'score = fa*1 + fb*1;\nout = selector_width(select(score, 0.6, ==));\n')   # 1/5 + 2/5 != 0.6
 def test_generated_arithmetic_on_means_agrees_exhaustively(src):
     model = engine.compile(src, vocab="abc", max_len=6)
     exhaustive_agreement(model)
