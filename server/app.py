@@ -1,5 +1,6 @@
 """The FastAPI application factory: API routers under /api/v1, short links, the browser app in web/,
-plotly.js from the installed plotly package, limits and stores."""
+plotly.js from the installed plotly package, the API reference at /docs from local assets, security
+headers, limits and stores."""
 from __future__ import annotations
 
 import functools
@@ -10,7 +11,7 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse, Response
+from fastapi.responses import FileResponse, RedirectResponse, Response
 from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
@@ -19,6 +20,7 @@ from .api import compile, evaluate, examples, health, share, train
 from .api.deps import Services
 from .cache import ResponseCache
 from .jobs import JobManager
+from .security import SecurityHeaders
 from .settings import Settings
 from .store import ShareStore
 from .workers import EvaluationPool
@@ -59,7 +61,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             svc.store.close()
 
     app = FastAPI(
-        title="rasplay", version="0.1.0", lifespan=lifespan,
+        title="rasplay", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
         description="A visual playground for RASP: evaluate programs, analyse their layers and heads, "
                     "browse examples and share links. Errors are 4xx with "
                     '`{"error": {"kind", "message", "line"?, "col"?}}`.',
@@ -90,6 +92,15 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         return Response(plotly_js(), media_type="text/javascript",
                         headers={"Cache-Control": "public, max-age=86400"})
 
+    @app.get("/docs", include_in_schema=False)
+    async def api_reference():
+        """The API reference: Swagger UI from web/vendor/swagger-ui (offline, under the page's CSP)."""
+        return FileResponse(WEB_DIR / "apidocs.html")
+
+    @app.get("/redoc", include_in_schema=False)
+    async def redoc():
+        return RedirectResponse("/docs", status_code=308)
+
     @app.get("/embed", include_in_schema=False)
     async def embed():
         return FileResponse(WEB_DIR / "index.html")
@@ -99,4 +110,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])
     app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
+    # security headers go around everything, even Starlette's own error middleware (so a 500 has them too)
+    build_stack = app.build_middleware_stack
+    app.build_middleware_stack = lambda: SecurityHeaders(build_stack(), embed_origins=settings.embed_origins)
     return app

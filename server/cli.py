@@ -47,6 +47,15 @@ def cmd_eval(args) -> int:
     return 1 if failed else 0
 
 
+def _embed_origin(text: str) -> str:
+    from .security import check_origin
+
+    try:
+        return check_origin(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+
+
 def cmd_serve(args) -> int:
     import uvicorn
 
@@ -59,7 +68,7 @@ def cmd_serve(args) -> int:
         workers=args.workers or default_workers(),
         eval_seconds=args.eval_seconds, max_input_length=args.max_input_length, max_inputs=args.max_inputs,
         max_source_chars=args.max_source_chars, max_body_bytes=args.max_body_bytes,
-        cors_origins=tuple(args.cors_origin or ()),
+        cors_origins=tuple(args.cors_origin or ()), embed_origins=tuple(args.embed_origin or ()),
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
         train_seconds=args.train_seconds,
     )
@@ -236,6 +245,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data-dir", help="where share links are stored (default ~/.local/share/rasplay)")
     p.add_argument("--workers", type=int, help="evaluation worker processes (default: 2 per core, 2 to 8)")
     p.add_argument("--cors-origin", action="append", help="allow this origin to call the API (repeatable)")
+    p.add_argument("--embed-origin", action="append", type=_embed_origin, metavar="ORIGIN",
+                   help="only this site may frame /embed, e.g. https://course.example.edu (repeatable; "
+                        "default: any site; other pages can never be framed)")
     p.add_argument("--eval-seconds", type=float, default=5.0, help="time limit of one evaluation (default 5)")
     p.add_argument("--max-input-length", type=int, default=256, help="tokens per input (default 256)")
     p.add_argument("--max-inputs", type=int, default=16, help="inputs per request (default 16)")

@@ -26,6 +26,7 @@ class Settings:
     queue_seconds: float = 10.0         # longest wait for a free worker before "busy"
     max_share_bytes: int = 64 * 1024    # a shared state, as JSON
     cors_origins: tuple[str, ...] = ()  # allowed origins for /api (none: CORS off)
+    embed_origins: tuple[str, ...] = ()  # sites that may frame /embed (none: any site; other pages: never)
     engine_seconds: float | None = None  # the engine's own cooperative limit (default: 90% of eval_seconds)
     compile_max_len: int = 24           # longest input a compiled model is built for
     compile_max_vocab: int = 32         # tokens in a compiled model's vocabulary

@@ -6,7 +6,6 @@ from __future__ import annotations
 import json
 import re
 from contextlib import contextmanager
-import shutil
 import time
 from pathlib import Path
 
@@ -16,21 +15,7 @@ pytestmark = pytest.mark.browser
 
 ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
 TIMINGS = ARTIFACTS / "browser-timings.json"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                 "--disable-component-update", "--no-first-run"]
-
-
-@pytest.fixture(scope="session")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    chromium = shutil.which("chromium")
-    assert chromium, "Debian's chromium is needed for the browser tests: `make test-deps` installs it"
-    ARTIFACTS.mkdir(exist_ok=True)
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
-        yield b
-        b.close()
+# (the session's `browser` fixture lives in conftest.py, so that every browser test module shares one Chromium)
 
 
 # Only requests leaving loopback are routed (and failed). A regex is matched by the browser driver, so
@@ -88,7 +73,7 @@ def runs(page) -> int:
 
 
 def wait_for_run(page, before: int):
-    page.wait_for_function(f"Number(document.body.dataset.runs || 0) > {before}", timeout=10000)
+    page.wait_for_function(f"() => Number(document.body.dataset.runs || 0) > {before}", timeout=10000)
 
 
 def drawn(page) -> int:
@@ -96,7 +81,7 @@ def drawn(page) -> int:
 
 
 def heatmap_z(page):
-    page.wait_for_function("document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
+    page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
     return page.evaluate("document.getElementById('heatmap-plot').data[0].z")
 
 
@@ -126,7 +111,7 @@ def test_page_opens_fast_with_reverse_and_its_views(browser, guarded, live_serve
             fresh = g.page()
             start = time.monotonic()
             ready = open_app(fresh, live_server.url)
-            fresh.wait_for_function("document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
+            fresh.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
             loads.append((ready, time.monotonic() - start))
         finally:
             g.close()
@@ -166,20 +151,20 @@ def test_click_a_head_opens_its_heatmap(guarded, live_server):
     heatmap_z(page)
     before = drawn(page)
     page.click("#diagram .head-box[data-layer='1']")
-    page.wait_for_function(f"Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+    page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
     assert "full_s" in page.text_content("#heatmap-title")
     assert heatmap_z(page) == [[1] * 5] * 5
     assert page.locator("#diagram .head-box.selected").get_attribute("data-layer") == "1"
     # keyboard: focus a head and press Enter
     page.focus("#diagram .head-box[data-layer='2']")
     page.keyboard.press("Enter")
-    page.wait_for_function("document.getElementById('heatmap-title').textContent.includes('flip')")
+    page.wait_for_function("() => document.getElementById('heatmap-title').textContent.includes('flip')")
     # the chips above the heatmap list every selector and head
     chips = page.locator("#selector-chips button")
     assert [c.split("L")[0] for c in chips.all_inner_texts()] == ["flip", "full_s"]
     before = drawn(page)
     chips.nth(1).click()
-    page.wait_for_function(f"Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+    page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
     assert "full_s" in page.text_content("#heatmap-title")
     assert page.get_attribute("#selector-chips button[aria-pressed='true']", "data-selector") == \
         page.get_attribute("#diagram .head-box[data-layer='1']", "data-selector")
@@ -206,7 +191,7 @@ def test_edit_the_input_and_run_with_ctrl_enter(guarded, live_server):
     before = runs(page)
     page.fill(".input-row input[type='text']", "abcd")
     wait_for_run(page, before)
-    page.wait_for_function("document.querySelector(\".values-table tr[data-name='reverse']\").textContent.includes('dcba')")
+    page.wait_for_function("() => document.querySelector(\".values-table tr[data-name='reverse']\").textContent.includes('dcba')")
     # several inputs at once, one shown at a time
     before = runs(page)
     page.click("#add-input")
@@ -214,7 +199,7 @@ def test_edit_the_input_and_run_with_ctrl_enter(guarded, live_server):
     before = runs(page)
     page.locator(".input-row input[type='text']").nth(1).fill("[3, 1, 2]")
     wait_for_run(page, before)
-    page.wait_for_function("document.querySelector(\".values-table tr[data-name='reverse']\").textContent.includes('213')")
+    page.wait_for_function("() => document.querySelector(\".values-table tr[data-name='reverse']\").textContent.includes('213')")
     set_program(page, "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nrev = aggregate(flip, tokens);\nw = selector_width(flip);")
     assert page.locator(".values-table tr[data-name='w'] td").all_inner_texts()[:3] == ["1", "1", "1"]
 
@@ -261,7 +246,7 @@ def test_ctrl_enter_to_heatmap_is_fast_up_to_32_tokens(guarded, live_server):
         page.click(".cm-content")
         start = page.evaluate("performance.now()")
         page.keyboard.press("Control+Enter")
-        page.wait_for_function(f"Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+        page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
         samples.append(page.evaluate("performance.now()") - start)
     assert len(heatmap_z(page)) == 32
     samples.sort()
@@ -443,7 +428,7 @@ def test_train_tab_shows_progress_and_the_overlay(guarded, live_server):
     page.fill("#train-max-len", "5")
     page.click("#train-start")
     page.wait_for_selector(".run-line", timeout=20000)
-    page.wait_for_function("document.getElementById('train-curves').dataset.drawn", timeout=60000)
+    page.wait_for_function("() => document.getElementById('train-curves').dataset.drawn", timeout=60000)
     page.wait_for_selector(".run-line[data-status='done']", timeout=90000)
     page.wait_for_selector("#train-overlay .overlay-card .overlay-plot[data-drawn='1']", timeout=30000)
     cards = page.locator("#train-overlay .overlay-card h3").all_text_contents()
@@ -452,7 +437,7 @@ def test_train_tab_shows_progress_and_the_overlay(guarded, live_server):
     fill = page.evaluate("document.querySelector(\"#train-overlay .overlay-card[data-selector] .overlay-plot\").data[0].z")
     assert all(abs(sum(row) - 1) < 0.01 for row in fill)          # attention rows sum to 1
     page.click(".toggle button[data-mode='selector']")
-    page.wait_for_function("document.querySelector('#train-overlay .overlay-card .overlay-plot').data[0].z.flat()"
+    page.wait_for_function("() => document.querySelector('#train-overlay .overlay-card .overlay-plot').data[0].z.flat()"
                            ".every(v => v === 0 || v === 1)")
     assert page.get_attribute(".toggle button[data-mode='selector']", "aria-checked") == "true"
     page.screenshot(path=ARTIFACTS / "train.png", full_page=True)
@@ -478,8 +463,10 @@ def test_compile_tab_summary_heads_residual_beta_and_weights(guarded, live_serve
     # the compiled flip head next to the selector: BOS row/column first, selector cells outlined
     data = page.evaluate("(() => { const p = document.querySelectorAll('#compile-attention .overlay-plot')[1];"
                          " return {z: p.data[0].z, x: p.data[0].x, shapes: p.layout.shapes.length}; })()")
-    assert data["x"][0] == "k0 <bos>" and len(data["z"]) == 6 and data["shapes"] == 5
+    assert data["x"][0] == "k0 &lt;bos&gt;" and len(data["z"]) == 6 and data["shapes"] == 5
     assert [row.index(max(row)) for row in data["z"][1:]] == [5, 4, 3, 2, 1]
+    ticks = page.locator("#compile-attention .overlay-plot").nth(1).locator(".xtick text").all_text_contents()
+    assert ticks[0] == "k0 <bos>"   # the token shown as text (plotly reads its markup from the label)
     assert "Column 0 is the BOS token" in page.inner_text("#compile-attention")
     residual = page.inner_text("#compile-residual")
     assert "layer 2 attention" in residual and "o l l e h" in residual
@@ -487,10 +474,10 @@ def test_compile_tab_summary_heads_residual_beta_and_weights(guarded, live_serve
     # soft attention at a small beta disagrees; the study finds the smallest exact beta
     page.uncheck("#compile-hard")
     page.eval_on_selector("#compile-beta", "el => { el.value = '-1'; el.dispatchEvent(new Event('input')); }")
-    page.wait_for_function("document.getElementById('compile-agreement').textContent.includes('β = 0.1:')")
+    page.wait_for_function("() => document.getElementById('compile-agreement').textContent.includes('β = 0.1:')")
     assert "0/1 agree" in page.inner_text("#compile-agreement")
     page.click("#compile-study")
-    page.wait_for_function("document.getElementById('compile-study-plot').dataset.drawn", timeout=60000)
+    page.wait_for_function("() => document.getElementById('compile-study-plot').dataset.drawn", timeout=60000)
     assert "Exact with softmax from β ≈" in page.inner_text("#compile-study-note")
     page.screenshot(path=ARTIFACTS / "compile.png", full_page=True)
     page.locator("#compile-attention").screenshot(path=ARTIFACTS / "compile-heads.png")
@@ -514,7 +501,7 @@ def test_compile_error_is_shown_at_its_line(guarded, live_server):
     page.fill("#compile-max-len", "3")
     page.select_option("#compile-output", "b")
     page.click("#compile-start")
-    page.wait_for_function("document.getElementById('status').textContent.length > 0 && "
+    page.wait_for_function("() => document.getElementById('status').textContent.length > 0 && "
                            "!document.getElementById('status').textContent.startsWith('compiling')")
     status = page.inner_text("#status")
     if "compiled" not in status:          # the compiler refuses a mean of strings: the squiggle is on line 2
@@ -526,8 +513,9 @@ def test_the_guard_catches_requests_outside_loopback(browser, live_server):
     g = Guarded(browser)
     page = g.page()
     open_app(page, live_server.url)
-    page.evaluate("fetch('http://example.com/x').catch(() => null)")
-    page.wait_for_timeout(300)
+    # (a fetch would be refused by the page's CSP before the guard saw it; a navigation is not)
+    page.evaluate("location.href = 'http://example.com/x'")
+    page.wait_for_timeout(500)
     assert g.outside == ["http://example.com/x"]
     g.outside.clear()
     g.errors.clear()   # the aborted fetch logs a network error
@@ -553,7 +541,7 @@ def test_imported_attention_maps_and_the_compiled_toggle(guarded, live_server, t
     assert titles == ["full_s — layer 1, imported head 0: match 1.000", "flip — layer 2, imported head 0: match 1.000"]
     assert "Imported from maps.json" in page.inner_text("#train-overlay")
     page.click(".toggle button[data-mode='compiled']")
-    page.wait_for_function("document.querySelectorAll('#train-overlay .overlay-plot')[1].data[0].colorbar.title.text"
+    page.wait_for_function("() => document.querySelectorAll('#train-overlay .overlay-plot')[1].data[0].colorbar.title.text"
                            " === 'compiled attention'")
     z = page.evaluate("document.querySelectorAll('#train-overlay .overlay-plot')[1].data[0].z")
     assert [row.index(max(row)) for row in z[1:]] == [5, 4, 3, 2, 1]

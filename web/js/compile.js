@@ -5,8 +5,8 @@
 
 import * as api from "./api.js";
 import { graphIndex, traced } from "./docmodel.js";
-import { drawHeatmap } from "./heatmap.js";
-import { loadPlotly } from "./plotly.js";
+import { drawHeatmap, hoverLines } from "./heatmap.js";
+import { loadPlotly, plotlyConfig } from "./plotly.js";
 import { headerOutput, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
@@ -136,9 +136,9 @@ export function renderAttention(container, doc) {
     container.append(card);
     const matrix = programSelector(doc, head);
     const fill = head.matrices[0];
-    const hover = fill.map((row, q) => row.map((v, k) =>
-      `query ${q} (${formatValue(tokens[q])}) ← key ${k} (${formatValue(tokens[k])})<br>compiled attention ${v.toFixed(3)}` +
-      (matrix && q > 0 && k > 0 ? `<br>selector: ${matrix[q - 1][k - 1] ? "selected" : "not selected"}` : "")));
+    const hover = fill.map((row, q) => row.map((v, k) => hoverLines([
+      `query ${q} (${formatValue(tokens[q])}) ← key ${k} (${formatValue(tokens[k])})`, `compiled attention ${v.toFixed(3)}`,
+      ...(matrix && q > 0 && k > 0 ? [`selector: ${matrix[q - 1][k - 1] ? "selected" : "not selected"}`] : [])])));
     loadPlotly().then(() => drawHeatmap(plot, { matrix: matrix ? withBos(matrix) : fill.map((r) => r.map(() => 0)),
       fill, tokens, hover, fillTitle: "compiled attention" })).then(() => { plot.dataset.drawn = "1"; });
   }
@@ -204,7 +204,7 @@ export async function renderStudy(plot, note, beta) {
     yaxis: { title: { text: "agreement" }, range: [0, 1.02] },
     yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero" },
     shapes,
-  }, { displaylogo: false });
+  }, plotlyConfig());
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   const byN = (study.min_beta_by_n || []).map((x) => `n=${x.n}: ${x.min_beta === null ? "—" : x.min_beta.toFixed(2)}`).join(", ");
   const kinds = study.heads.map((h) => `L${h.layer} h${h.head} ${h.selector}: ${h.kind}`).join("; ");

@@ -3,7 +3,7 @@
 // row's selector width; below, the aggregated values and the results.
 
 import { displayName, graphIndex, selectorOf, traced, usersOfSelector } from "./docmodel.js";
-import { loadPlotly, plotlyReady } from "./plotly.js";
+import { loadPlotly, plotlyConfig, plotlyReady, plotlyText } from "./plotly.js";
 import { el, formatValue } from "./values.js";
 
 export const SELECTED = "#0072B2";   // Okabe–Ito blue
@@ -14,11 +14,12 @@ function cellSize(n) {
 }
 
 function tickLabels(tokens, prefix) {
-  return tokens.map((t, i) => `${prefix}${i} ${formatValue(t)}`);
+  return tokens.map((t, i) => `${prefix}${i} ${plotlyText(formatValue(t))}`);
 }
 
 // A generic heatmap: `matrix` (0/1) drawn filled, or `fill` (floats) drawn as a colour ramp with the
-// 0/1 `matrix` outlined on top. Reused by the Compile and Train views.
+// 0/1 `matrix` outlined on top. Reused by the Compile and Train views. `hover` holds plotly markup: build
+// it with hoverLines(), which escapes the text in it.
 export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tokens, hover, widths = null,
   fillTitle = "attention", title = "" }) {
   const n = rowTokens.length, m = tokens.length;
@@ -50,7 +51,7 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
     width: plotWidth + sideWidth + labelRoom + 40 + (fill ? 70 : 0),
     height: n * size + labelRoom + 40,
     margin: { l: labelRoom, r: 20 + (fill ? 60 : 0), t: title ? 30 : 10, b: labelRoom },
-    title: title ? { text: title, font: { size: 13 } } : undefined,
+    title: title ? { text: plotlyText(title), font: { size: 13 } } : undefined,
     xaxis: { domain: [0, plotWidth / (plotWidth + sideWidth || 1) - (widths ? 0.01 : 0)], side: "bottom",
       tickangle: -45, title: { text: "keys", standoff: 4 }, fixedrange: false,
       tickfont: { family: "DejaVu Sans Mono, monospace", size: size < 12 ? 8 : 11 } },
@@ -63,30 +64,32 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
     font: { family: "system-ui, DejaVu Sans, sans-serif", size: 12 },
   };
   if (!widths) delete layout.xaxis2;
-  return window.Plotly.react(plot, traces, layout, { displaylogo: false, responsive: false,
-    modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } });
+  return window.Plotly.react(plot, traces, layout, plotlyConfig({ responsive: false,
+    modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } }));
 }
 
-function hoverText(tokens, matrix, keyValues, queryValues) {
-  return matrix.map((row, q) => row.map((v, k) => {
-    const qv = queryValues ? `, query value ${formatValue(queryValues[q])}` : "";
-    const kv = keyValues ? `, key value ${formatValue(keyValues[k])}` : "";
-    return `query ${q} (${formatValue(tokens[q])}${qv}) ← key ${k} (${formatValue(tokens[k])}${kv})` +
-      (v ? "<br><b>selected</b>" : "<br>not selected");
-  }));
+// Hover text for plotly from lines of plain text (escaped, joined with <br>).
+export function hoverLines(lines) {
+  return lines.map(plotlyText).join("<br>");
 }
 
+// One side of a cell, as plain text: "query 2 (l, query value 2)".
+function sideText(role, i, tokens, values) {
+  return `${role} ${i} (${formatValue(tokens[i])}${values ? `, ${role} value ${formatValue(values[i])}` : ""})`;
+}
+
+// The caption above the heatmap, as DOM nodes (program text only ever as text).
 function describe(doc, selId) {
   const { nodes, inputs } = graphIndex(doc);
   const node = nodes.get(selId);
-  const parts = [`<code>${node.label}</code>`];
+  const parts = [el("code", {}, node.label)];
   if (node.head !== null && node.head !== undefined) parts.push(`layer ${node.layer}, head ${node.head}`);
   else parts.push(`layer ${node.layer} (not aggregated)`);
   if (node.kind === "select") {
     const ins = inputs.get(selId);
     parts.push(`keys: ${displayName(doc, ins.keys)}, queries: ${displayName(doc, ins.queries)}`);
   }
-  return parts.join(" · ");
+  return parts.flatMap((p, i) => (i ? [" · ", p] : [p]));
 }
 
 // Show the selector behind `nodeId` (a selector, aggregate or selector_width) for the traced input.
@@ -114,7 +117,7 @@ export function showSelector(doc, nodeId, parts) {
     plot.hidden = true;
     return selId;
   }
-  note.innerHTML = describe(doc, selId);
+  note.replaceChildren(...describe(doc, selId));
   plot.hidden = false;
   const { nodes, inputs } = graphIndex(doc);
   const node = nodes.get(selId);
@@ -122,7 +125,12 @@ export function showSelector(doc, nodeId, parts) {
   const keyValues = node.kind === "select" ? traced(doc, ins.keys) : null;
   const queryValues = node.kind === "select" ? traced(doc, ins.queries) : null;
   const widths = matrix.map((row) => row.reduce((a, b) => a + b, 0));
-  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths })
+  const queryText = tokens.map((_, q) => sideText("query", q, tokens, queryValues));
+  const keyText = tokens.map((_, k) => sideText("key", k, tokens, keyValues));
+  const queryHtml = queryText.map(plotlyText), keyHtml = keyText.map(plotlyText);   // escaped once per side
+  const hover = matrix.map((r, q) => r.map((v, k) =>
+    `${queryHtml[q]} ← ${keyHtml[k]}<br>${v ? "<b>selected</b>" : "not selected"}`));
+  drawHeatmap(plot, { matrix, tokens, hover, widths })
     .then(() => { plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1); });
 
   // below: what the heads built on this selector read (per key) and produce (per query)
@@ -149,7 +157,11 @@ export function showSelector(doc, nodeId, parts) {
   plot.removeAllListeners && plot.removeAllListeners("plotly_click");
   plot.on && plot.on("plotly_click", (ev) => {
     const p = ev.points && ev.points[0];
-    if (p && p.customdata) note.innerHTML = `${describe(doc, selId)}<br>locked: ${p.customdata}`;
+    const [q, k] = (p && p.curveNumber === 0 && p.pointIndex) || [];   // a cell of the selector, not the widths
+    if (matrix[q] && matrix[q][k] !== undefined) {
+      const cell = `${queryText[q]} ← ${keyText[k]}, ${matrix[q][k] ? "selected" : "not selected"}`;
+      note.replaceChildren(...describe(doc, selId), el("br"), `locked: ${cell}`);
+    }
   });
   return selId;
 }

@@ -18,3 +18,16 @@ export function loadPlotly() {
 }
 
 export const plotlyReady = () => Boolean(window.Plotly);
+
+// Every plotly chart's config: no link, button or upload to Plotly's cloud (Chart Studio), no logo link.
+// (Options of older plotly.js versions are set too, so the config holds whatever plotly the server has.)
+export function plotlyConfig(extra = {}) {
+  return { displaylogo: false, showLink: false, linkText: "", showSendToCloud: false, showEditInChartStudio: false,
+    sendData: false, plotlyServerURL: "", ...extra };
+}
+
+// Plotly reads a small HTML-like markup (<b>, <br>, <a href>) in hover text, titles and tick labels. Program,
+// input and value text goes through this first, so it is shown as the characters it is, never as markup.
+export function plotlyText(text) {
+  return String(text).replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;");
+}

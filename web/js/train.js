@@ -3,8 +3,8 @@
 // model with one layer fewer beside the first, to test the analysis' prediction.
 
 import * as api from "./api.js";
-import { drawHeatmap } from "./heatmap.js";
-import { loadPlotly } from "./plotly.js";
+import { drawHeatmap, hoverLines } from "./heatmap.js";
+import { loadPlotly, plotlyConfig } from "./plotly.js";
 import { headerOutput, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
@@ -160,7 +160,7 @@ export async function renderCurves(plot, statusBox) {
     xaxis: { title: { text: "step" } }, yaxis: { title: { text: "held-out accuracy" }, range: [0, 1.02] },
     yaxis2: { title: { text: "loss" }, overlaying: "y", side: "right", type: "log", dtick: 1, exponentformat: "power",
       showgrid: false },
-  }, { displaylogo: false, responsive: true });
+  }, plotlyConfig({ responsive: true }));
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   statusBox.replaceChildren(...runs.map((run, i) => {
     const last = run.events[run.events.length - 1];
@@ -231,9 +231,9 @@ export function renderOverlay(container, compiledAttention) {
     let fill = null;
     if (overlayMode === "trained") fill = att;
     else if (overlayMode === "compiled" && compiledAttention) fill = compiledAttention(sel.selector, ex.tokens);
-    const hover = sel.matrix.map((row, q) => row.map((v, k) =>
-      `query ${q} (${formatValue(ex.tokens[q])}) ← key ${k} (${formatValue(ex.tokens[k])})` +
-      `<br>selector: ${v ? "selected" : "not selected"}` + (fill ? `<br>${overlayMode} attention ${fill[q][k].toFixed(3)}` : "")));
+    const hover = sel.matrix.map((row, q) => row.map((v, k) => hoverLines([
+      `query ${q} (${formatValue(ex.tokens[q])}) ← key ${k} (${formatValue(ex.tokens[k])})`,
+      `selector: ${v ? "selected" : "not selected"}`, ...(fill ? [`${overlayMode} attention ${fill[q][k].toFixed(3)}`] : [])])));
     loadPlotly().then(() => drawHeatmap(plot, { matrix: sel.matrix, fill, tokens: ex.tokens, hover,
       fillTitle: `${overlayMode} attention` }))
       .then(() => { plot.dataset.drawn = "1"; });

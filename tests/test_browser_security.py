@@ -1,0 +1,237 @@
+"""Script injection, in Chromium against a real server: links (hash, embed, short link) whose program, comments or
+inputs carry HTML must show it as text and run nothing; using the page normally must not trip its
+Content-Security-Policy; plotly offers no link or upload to Plotly's cloud."""
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rasplay.server.links import link_fragment
+from test_browser import Guarded, heatmap_z, open_app, runs, set_program, wait_for_run
+
+pytestmark = pytest.mark.browser
+
+PAYLOAD = "<img src=x id=pwned onerror=alert(1)>"
+
+# Every CSP violation in any document of the context is reported here, whether or not Chromium logs it.
+REPORT_VIOLATIONS = """
+document.addEventListener("securitypolicyviolation", (e) =>
+  window.__rasplayCsp(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} in ${e.sourceFile}:${e.lineNumber}`));
+"""
+
+
+class Watched(Guarded):
+    """A guarded context (no request outside 127.0.0.1, no page error) that also fails on any dialog (alert,
+    confirm, prompt: the sign of injected script) and on any CSP violation."""
+
+    def __init__(self, browser, **kw):
+        super().__init__(browser, **kw)
+        self.dialogs: list[str] = []
+        self.violations: list[str] = []
+        self.context.expose_function("__rasplayCsp", self._violation)
+        self.context.add_init_script(REPORT_VIOLATIONS)
+
+    def page(self):
+        page = super().page()
+        page.on("dialog", self._dialog)
+        page.on("console", self._console)
+        return page
+
+    def _console(self, message):
+        """Chromium warns of a header it could not apply (a policy it does not know)."""
+        if message.type == "warning" and re.search(r"Policy|policy", message.text):
+            self.errors.append(message.text)
+
+    def _violation(self, text: str):
+        self.violations.append(text)
+
+    def _dialog(self, dialog):
+        self.dialogs.append(f"{dialog.type}: {dialog.message}")
+        dialog.dismiss()
+
+    def close(self):
+        self.context.close()
+        assert self.dialogs == [], f"a dialog opened (injected script ran): {self.dialogs}"
+        assert self.violations == [], f"Content-Security-Policy violations: {self.violations}"
+        assert self.outside == [], f"the page requested outside 127.0.0.1: {self.outside}"
+        assert self.errors == [], f"errors in the page: {self.errors}"
+
+
+@pytest.fixture
+def watched(browser):
+    w = Watched(browser)
+    yield w
+    w.close()
+
+
+def link(server, state: dict, path: str = "/") -> str:
+    return f"{server.url}{path}#{link_fragment(state)}"
+
+
+def opened(watched, url: str):
+    page = watched.page()
+    page.goto(url)
+    page.wait_for_selector("body[data-ready='1']", timeout=15000)
+    heatmap_z(page)
+    page.wait_for_timeout(300)   # time for anything injected (an image's onerror) to fire
+    return page
+
+
+def assert_inert(page):
+    """The payload was shown, never parsed: no element it would have made exists anywhere."""
+    assert page.evaluate("document.getElementById('pwned')") is None
+    assert page.locator("#heatmap-note img").count() == 0
+
+
+STRING_IN_SELECT = f'sel = select(tokens, "{PAYLOAD}", ==);\nr = aggregate(sel, tokens);'
+COMMENT_IN_SELECT = f"sel = select(tokens, tokens, ==  # {PAYLOAD}\n);\nr = aggregate(sel, tokens);"
+UNNAMED_SELECTOR = f'select(tokens, "{PAYLOAD}", ==);'
+
+
+@pytest.mark.parametrize("path", ["/", "/embed"])
+def test_html_in_a_select_of_a_link_is_shown_as_text(watched, live_server, path):
+    page = opened(watched, link(live_server, {"source": STRING_IN_SELECT, "inputs": ["ab"], "selection": "r"}, path))
+    assert page.text_content("#heatmap-note code") == f'select(tokens, "{PAYLOAD}", ==)'
+    assert "sel" in page.text_content("#heatmap-title")
+    assert_inert(page)
+
+
+def test_html_in_a_comment_inside_a_select_is_shown_as_text(watched, live_server):
+    page = opened(watched, link(live_server, {"source": COMMENT_IN_SELECT, "inputs": ["ab"]}))
+    # (the label is the selector's source, comment included, cut to its first 60 characters)
+    assert page.text_content("#heatmap-note code").startswith("select(tokens, tokens, == # <img src=x id=pwned")
+    assert_inert(page)
+
+
+def test_an_unnamed_selector_statement_with_html_is_shown_as_text(watched, live_server):
+    page = opened(watched, link(live_server, {"source": UNNAMED_SELECTOR, "inputs": ["ab"]}))
+    assert PAYLOAD in page.text_content("#heatmap-title")
+    assert PAYLOAD in page.text_content("#heatmap-note code")
+    assert PAYLOAD in page.inner_text("#selector-chips")
+    assert_inert(page)
+
+
+def test_a_short_link_with_html_in_its_program_is_shown_as_text(watched, live_server, api):
+    posted = api.post("/api/v1/share", json={"state": {"source": STRING_IN_SELECT, "inputs": ["ab"]}})
+    assert posted.status_code == 200, posted.text
+    page = opened(watched, live_server.url + posted.json()["url"])
+    assert page.text_content("#heatmap-note code") == f'select(tokens, "{PAYLOAD}", ==)'
+    assert_inert(page)
+
+
+def cell_centre(page, q: int, k: int) -> tuple[float, float]:
+    """Page coordinates of heatmap cell (query q, key k)."""
+    return tuple(page.evaluate("""([q, k]) => {
+      const plot = document.getElementById('heatmap-plot'), L = plot._fullLayout, box = plot.getBoundingClientRect();
+      return [box.left + L.xaxis._offset + L.xaxis.l2p(k), box.top + L.yaxis._offset + L.yaxis.l2p(q)];
+    }""", [q, k]))
+
+
+def test_a_click_on_a_cell_with_a_hostile_input_token_locks_a_text_caption(watched, live_server):
+    state = {"source": "same = select(tokens, tokens, ==);\nr = aggregate(same, tokens);",
+             "inputs": [[PAYLOAD, "b", "c"]], "selection": "r"}
+    page = opened(watched, link(live_server, state))
+    assert page.evaluate("document.getElementById('heatmap-plot').data[0].y")[0] == \
+        "q0 &lt;img src=x id=pwned onerror=alert(1)&gt;"   # plotly's markup shows it as text too
+    x, y = cell_centre(page, 0, 0)
+    page.mouse.move(x, y)
+    page.mouse.click(x, y)
+    page.wait_for_function("() => document.getElementById('heatmap-note').textContent.includes('locked:')")
+    page.wait_for_timeout(300)
+    note = page.text_content("#heatmap-note")
+    assert f"locked: query 0 ({PAYLOAD}, query value {PAYLOAD}) ← key 0 ({PAYLOAD}, key value {PAYLOAD}), selected" \
+        in note
+    assert_inert(page)
+    # a click on the widths column locks nothing new
+    x2, y2 = page.evaluate("""() => {
+      const plot = document.getElementById('heatmap-plot'), L = plot._fullLayout, box = plot.getBoundingClientRect();
+      return [box.left + L.xaxis2._offset + L.xaxis2.l2p(0), box.top + L.yaxis._offset + L.yaxis.l2p(1)];
+    }""")
+    page.mouse.click(x2, y2)
+    page.wait_for_timeout(300)
+    assert page.text_content("#heatmap-note") == note
+
+
+def test_the_hover_label_of_a_hostile_token_is_text(watched, live_server):
+    state = {"source": "same = select(tokens, tokens, ==);\nr = aggregate(same, tokens);",
+             "inputs": [["<b>bold</b>", "<a href='http://example.com'>x</a>"]], "selection": "r"}
+    page = opened(watched, link(live_server, state))
+    x, y = cell_centre(page, 1, 1)
+    page.mouse.move(x, y)
+    page.wait_for_selector("#heatmap-plot .hoverlayer .hovertext")
+    label = page.text_content("#heatmap-plot .hoverlayer .hovertext")
+    assert "<a href='http://example.com'>x</a>" in label
+    assert page.locator("#heatmap-plot .hoverlayer a").count() == 0
+
+
+# ------------------------------------------------------------------ the page in normal use, under its CSP
+
+def test_normal_use_trips_no_csp_violation(watched, live_server):
+    page = watched.page()
+    open_app(page, live_server.url)
+    set_program(page, "same = select(tokens, tokens, ==);\nn = selector_width(same);\n"
+                      "flip = select(indices, length - indices - 1, ==);\nr = aggregate(flip, tokens);")
+    page.click(".values-table tr[data-name='n'] th button")
+    page.wait_for_function("() => document.getElementById('heatmap-title').textContent.includes('same')")
+    heatmap_z(page)
+    x, y = cell_centre(page, 0, 0)
+    page.mouse.move(x, y)
+    page.wait_for_selector("#heatmap-plot .hoverlayer .hovertext")
+    with page.expect_download():
+        page.click("button[data-export='heatmap'][data-format='png']")
+    for fmt in ("svg", "png"):
+        with page.expect_download():
+            page.click(f"button[data-export='diagram'][data-format='{fmt}']")
+    # compile tab: compile, attention heatmaps, beta slider
+    page.click("#tab-compile")
+    page.fill("#compile-max-len", "5")
+    page.click("#compile-start")
+    page.wait_for_selector("#compile-attention .overlay-plot[data-drawn='1']", timeout=30000)
+    page.uncheck("#compile-hard")
+    page.eval_on_selector("#compile-beta", "el => { el.value = '0.5'; el.dispatchEvent(new Event('input')); }")
+    page.wait_for_function("() => document.getElementById('compile-agreement').textContent.includes('softmax')")
+    # train tab: the form and its views render
+    page.click("#tab-train")
+    page.wait_for_selector("#train-form-box select, #train-form-box input")
+    # the gallery: pick an example, which runs
+    page.click("#tab-program")
+    page.click("#examples-btn")
+    page.wait_for_selector("#gallery[open] #gallery-list button")
+    before = runs(page)
+    page.click("#gallery-list button[data-example='histogram']")
+    wait_for_run(page, before)
+    page.wait_for_function("() => document.getElementById('heatmap-title').textContent.includes('same_token')")
+    page.wait_for_timeout(500)
+
+
+def test_the_main_page_and_embed_have_no_inline_script(watched, live_server):
+    for path in ("/", "/embed"):
+        page = watched.page()
+        page.goto(live_server.url + path)
+        page.wait_for_selector("body[data-ready='1']")
+        inline = page.evaluate("""() => [...document.scripts].filter((s) => !s.src).length +
+          [...document.querySelectorAll('*')].filter((e) => [...e.attributes].some((a) => /^on/i.test(a.name))).length""")
+        assert inline == 0
+
+
+# ------------------------------------------------------------------ plotly: no cloud
+
+CLOUD = re.compile(r"share|cloud|chart studio|edit in|plotly", re.I)
+
+
+def test_plotly_offers_no_link_or_upload_to_its_cloud(watched, live_server):
+    page = watched.page()
+    open_app(page, live_server.url)
+    heatmap_z(page)
+    plot = page.locator("#heatmap-plot")
+    plot.hover()
+    page.wait_for_selector("#heatmap-plot .modebar-btn")
+    titles = page.eval_on_selector_all("#heatmap-plot .modebar-btn", "bs => bs.map((b) => b.getAttribute('data-title'))")
+    assert "Download plot as a png" in titles or any("png" in (t or "").lower() for t in titles)
+    assert [t for t in titles if t and CLOUD.search(t)] == []
+    assert page.eval_on_selector_all("#heatmap-plot a", "as => as.map((a) => a.href)") == []
+    assert page.locator("#heatmap-plot [data-attr='sendChartToCloud'], #heatmap-plot .plotlyjsicon").count() == 0
+    config = page.evaluate("""() => { const c = document.getElementById('heatmap-plot')._context;
+      return [c.showSendToCloud, c.plotlyServerURL, c.displaylogo]; }""")
+    assert config == [False, "", False]
