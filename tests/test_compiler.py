@@ -199,9 +199,9 @@ def test_size_limits_are_compile_errors_with_the_line():
                        limits=CompileLimits(max_categories=5))
     assert info.value.span.line == 3
     with pytest.raises(RaspError, match="'c' has too many possible values") as info:
-        engine.compile("a = aggregate(select(indices, indices, <=), indices);\n"
-                       "b = aggregate(select(indices, indices, >=), indices);\nc = round(a * b);",
-                       vocab="ab", max_len=12, limits=CompileLimits(max_domain=1000))
+        engine.compile("a = aggregate(select(indices, indices, <=), tokens);\n"
+                       "b = aggregate(select(indices, indices, >=), tokens);\nc = round(a * b);",
+                       vocab=[0, 1, 2, 3], max_len=12, limits=CompileLimits(max_domain=1000))
     assert info.value.span.line == 3
 
 

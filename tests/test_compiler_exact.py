@@ -90,6 +90,18 @@ pct = round(mean_of_mean * 100);"""
     assert e.value.span.line == 4
 
 
+def test_a_prefix_mean_of_indices_lists_only_the_means_it_takes():
+    """aggregate(select(indices, indices, <=), indices) is q/2 at query q: 10 values at max_len 10, not
+    every mean of up to 10 indices (290), so a selector reading it stays small (it cost 1.46 M parameters)."""
+    src = """m = aggregate(select(indices, indices, <=), indices);
+w = selector_width(select(m, m, ==));"""
+    model = engine.compile(src, vocab="ab", max_len=10)
+    layout = {b["name"]: b for b in model.summary()["layout"]}
+    assert layout["m (categorical)"]["values"] == [str(k / 2) for k in range(10)]
+    assert model.summary()["params"] < 10_000
+    exhaustive_agreement(model)
+
+
 # ---------------------------------------------------------------- generated arithmetic on means
 
 SELECTORS = ["select(indices, indices, <=)", "select(indices, indices, >=)", "select(1, 1, ==)",

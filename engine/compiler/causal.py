@@ -61,6 +61,13 @@ def _describe(program: Program, sel: Node) -> str:
     return program.name(sel)
 
 
+def known_table(sel: Node, N: int) -> np.ndarray | None:
+    """The selector's truth at every (query, key) position pair when it is a function of positions
+    alone (every atom compares functions of indices), else None."""
+    true, false = _known(sel, N, {})
+    return true if bool(np.all(true | false)) else None
+
+
 def _may_select(sel: Node, N: int, memo: dict) -> np.ndarray:
     true, false = _known(sel, N, memo)
     return ~false

@@ -240,7 +240,9 @@ def _aggregate_values(program: Program, node: Node, vs: ValueSets):
         vs.averages.add(node.id)
         if not integral(sop_values):
             vs.inexact.add(node.id)     # the evaluator's sum of non-integers depends on the order of positions
-        values = mean_values(sop_values, program.max_len, program.limits.max_means)
+        positional = _positional_means(node, program.max_len) if integral(sop_values) else None
+        values = positional if positional is not None else mean_values(sop_values, program.max_len,
+                                                                        program.limits.max_means)
         if values is None:
             vs.values[node.id] = None
             vs.why_none[node.id] = (f"the means of up to {program.max_len} of its values are more than "
@@ -300,6 +302,36 @@ def _joint_means(program: Program, graph: ProgramGraph, node: Node, vs: ValueSet
         return
     ids = tuple(n.id for n in group)
     vs.joints = [j for j in vs.joints if not set(j[0]) <= set(ids)] + [(ids, joint)]
+
+
+def _positional_means(node: Node, N: int) -> np.ndarray | None:
+    """The means an aggregate takes when both its selector and its values are functions of positions
+    alone (`aggregate(select(indices, indices, <=), indices)` takes only q/2, not every mean of 0..N-1):
+    for each length n and query q, the mean over the keys k < n the selector picks. Non-empty rows
+    only (the caller adds the default). None unless the selector is known at every (q, k)."""
+    from .causal import known_table
+    table = known_table(node.selector, N)
+    if table is None:
+        return None
+    leaves = _leaves(node.sop)
+    if any(n.kind != "indices" for n in leaves):
+        return None
+    try:
+        f, bad = Fused({n.id: np.arange(N, dtype=np.int64) for n in leaves}, N).value(node.sop)
+    except (RaspError, KeyError):
+        return None
+    f = np.broadcast_to(np.asarray(f), (N,))
+    if np.asarray(bad).any() or f.dtype.kind not in "bif":
+        return None
+    f = f.astype(np.int64)
+    out = []
+    for n in range(1, N + 1):
+        sub = table[:n, :n]
+        counts = sub.sum(axis=1)
+        sums = sub.astype(np.int64) @ f[:n]
+        ok = counts > 0
+        out.append(sums[ok] / counts[ok])
+    return np.unique(np.concatenate(out))
 
 
 def integral(values: np.ndarray) -> bool:
