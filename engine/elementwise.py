@@ -359,11 +359,9 @@ def apply(op: str, operands: list) -> OpResult:
         then, cond, orelse = arrays
         return _choose(truthy(cond), then, orelse, "the two branches of if/else")
     if op in ("and", "or"):
+        # as in the original RASP: with an s-op, `and`/`or` compare truth values and give bools
         a, b = arrays
-        t = truthy(a)
-        if op == "and":
-            return _choose(t, b, a, "the operands of 'and'")
-        return _choose(t, a, b, "the operands of 'or'")
+        return OpResult(truthy(a) & truthy(b) if op == "and" else truthy(a) | truthy(b))
     if op in _COMPARE:
         return OpResult(compare(op, *arrays))
     if op in ("+", "-", "*", "/", "%", "^"):

@@ -20,7 +20,7 @@ from . import elementwise
 from .analysis import analyze_nodes
 from .elementwise import TYPE_NAMES, as_array, type_of
 from .inputs import Input, parse_inputs
-from .interpret import Interpretation, interpret
+from .interpret import Interpretation, interpret, parse_program, warm
 from .lang.errors import RaspError, diagnostic, positions_phrase
 from .limits import DEFAULT_LIMITS, Limits
 from .program import Node, Selector, SOp
@@ -31,6 +31,7 @@ class Values:
     """One node's values on one batch: data is None when every row failed."""
     data: np.ndarray | None
     errors: list  # RaspError | None per batch row
+    int_like: np.ndarray | None = None  # float data: where the original RASP holds an int (see _aggregate)
 
 
 # ------------------------------------------------------------------ node evaluation
@@ -67,6 +68,11 @@ def _aggregate(node, vals, tokens):
     out = np.take_along_axis(v, sel.argmax(axis=-1), axis=1)
     errors = [None] * B
     multi = counts > 1
+    # The original keeps each position's value as Python made it: a single selected int stays an
+    # int and an int default stays an int, even where other positions average to floats.
+    default_is_int = isinstance(node.default, int) and not isinstance(node.default, bool)
+    int_like = ((counts == 1) if v.dtype.kind == "i" else np.zeros(counts.shape, bool)) | (
+        (counts == 0) & default_is_int)
     if multi.any():
         if v.dtype.kind in "if":
             out = out.astype(np.float64)
@@ -95,7 +101,7 @@ def _aggregate(node, vals, tokens):
                     f"but the values are {type_of(out)}s; "
                     f"give aggregate a default of that type, e.g. aggregate(sel, sop, "
                     f"{_example_default(out)})", node.origin, "type")
-    return out, None, errors
+    return out, None, errors, (int_like if out.dtype.kind == "f" else None)
 
 
 def _queries(positions, verb: str) -> str:
@@ -113,7 +119,44 @@ def _elementwise(node, vals, tokens):
     values = result.values
     if values.shape != tokens.shape:
         values = np.broadcast_to(values, tokens.shape).copy()
-    return values, result.bad, result.message
+    int_like = None
+    if values.dtype.kind == "f" and node.op in _INT_PRESERVING:
+        int_like = _int_like_result(node, vals, tokens.shape)
+    return values, result.bad, result.message, int_like
+
+
+_INT_PRESERVING = {"+", "-", "*", "%", "^", "neg", "pos", "if"}
+
+
+def _int_like(operand, values: Values | None, shape) -> np.ndarray:
+    """Where an operand holds what the original RASP holds as an int (Python ints stay ints)."""
+    if values is None:  # a constant
+        return np.full(shape, isinstance(operand, int) and not isinstance(operand, bool))
+    if values.data.dtype.kind in "ib":
+        return np.ones(shape, bool)
+    if values.int_like is not None:
+        return np.broadcast_to(values.int_like, shape)
+    return np.zeros(shape, bool)
+
+
+def _int_like_result(node, vals, shape) -> np.ndarray | None:
+    """Float results of an elementwise op: the positions where Python would have computed an int
+    (int op int for + - * %, int ^ non-negative int, -int, the chosen branch of if/else)."""
+    children = node.operands([vals[c.id] for c in node.inputs])
+    masks = [_int_like(op, v if isinstance(v, Values) else None, shape)
+             for op, v in zip(node.operands([vals[c.id].data for c in node.inputs]), children)]
+    if node.op == "if":
+        cond = elementwise.truthy(children[1].data if isinstance(children[1], Values)
+                                  else elementwise.as_array(children[1]))
+        out = np.where(cond, masks[0], masks[2])
+    elif node.op in ("neg", "pos"):
+        out = masks[0]
+    else:
+        out = masks[0] & masks[1]
+        if node.op == "^":
+            exponent = children[1].data if isinstance(children[1], Values) else elementwise.as_array(children[1])
+            out = out & (exponent >= 0)
+    return out if out.any() else None
 
 
 def _full(node, vals, tokens):
@@ -158,9 +201,9 @@ def run_graph(nodes: list[Node], tokens: np.ndarray, keep: set[int], deadline: f
             vals[node.id] = Values(None, inherited)
         else:
             try:
-                data, bad, message = _NODE_FNS[node.kind](node, vals, tokens)
+                data, bad, message, *int_like = _NODE_FNS[node.kind](node, vals, tokens)
                 own = message if isinstance(message, list) else _row_errors(bad, message, node, B)
-                vals[node.id] = Values(data, _merge(inherited, own))
+                vals[node.id] = Values(data, _merge(inherited, own), int_like[0] if int_like else None)
             except RaspError as e:
                 e.located(node.origin)
                 vals[node.id] = Values(None, _merge(inherited, [e] * B))
@@ -168,6 +211,18 @@ def run_graph(nodes: list[Node], tokens: np.ndarray, keep: set[int], deadline: f
             if last_use.get(c.id) == node.id and c.id not in keep:
                 vals.pop(c.id, None)
     return {k: v for k, v in vals.items() if k in keep}
+
+
+def row_values(data: np.ndarray, int_like: np.ndarray | None) -> tuple[list, str]:
+    """One input's values as JSON-ready Python values, and their type name. Float positions that
+    the original holds as ints (int_like) are ints, as the original shows them."""
+    values = data.tolist()
+    kind = TYPE_NAMES[data.dtype.kind]
+    if int_like is not None and int_like.any():
+        values = [int(v) if i else v for v, i in zip(values, int_like.tolist())]
+        if int_like.all():
+            kind = "int"
+    return values, kind
 
 
 # ------------------------------------------------------------------ batching
@@ -222,7 +277,8 @@ def _trace(interp: Interpretation, nodes: list[Node], inp: Input, limits: Limits
         elif isinstance(node, Selector):
             out[str(node.id)] = {"values": v.data[0].astype(np.int8).tolist(), "error": None}
         else:
-            out[str(node.id)] = {"values": v.data[0].tolist(), "type": TYPE_NAMES[v.data.dtype.kind], "error": None}
+            row, kind = row_values(v.data[0], None if v.int_like is None else v.int_like[0])
+            out[str(node.id)] = {"values": row, "type": kind, "error": None}
     return out
 
 
@@ -272,9 +328,9 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
                     key = (err.span, err.kind, err.message.split(" at position")[0])
                     origin_errors.setdefault(key, (err, i))
                 else:
-                    per_input[i][r.id] = (v.data[b], None)
+                    per_input[i][r.id] = ((v.data[b], None if v.int_like is None else v.int_like[b]), None)
 
-    if timeout is not None:
+    if timeout is not None and not any(d.get("kind") == "timeout" for d in diagnostics):
         diagnostics.append(timeout.to_diagnostic())
     for err, i in origin_errors.values():
         suffix = f" (on input {i + 1})" if len(inputs) > 1 else ""
@@ -291,11 +347,13 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
                 values.append(None)
                 errors.append(_format_error(err))
                 continue
+            data, int_like = data
             if isinstance(node, Selector):
                 values.append(data.astype(np.int8).tolist())
             else:
-                values.append(data.tolist())
-                types.add(TYPE_NAMES[data.dtype.kind])
+                row, kind = row_values(data, int_like)
+                values.append(row)
+                types.add(kind)
             errors.append(None)
         if isinstance(node, SOp):
             results[d.name] = {"kind": "sop", "type": _join_type(types), "layer": layer,
@@ -350,6 +408,9 @@ def evaluate(source: str, inputs=None, names: list[str] | None = None, input_for
     trace=k adds "trace": the values of every graph node (named or not) on input k.
     """
     limits = limits or DEFAULT_LIMITS
+    warm()  # the parser and the library are rasplay's, built once, outside the program's time limit
+    if len(source) <= limits.max_source_chars and not ((source, limits) in _CACHE and not load_dirs):
+        parse_program(source)  # parsing is linear in the bounded program size: outside the time limit
     deadline = time.monotonic() + limits.eval_seconds
     interp = _interpret_cached(source, limits, load_dirs, deadline)
     items = list(inputs) if inputs is not None else []

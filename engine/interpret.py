@@ -41,6 +41,15 @@ from .program import (
 LIBRARY_RESOURCE = ("rasplay.engine", "library.rasp")
 ATOM_TYPES = (bool, int, float, str)
 
+# Names no scope may set (the original REPL's reserved words, and our built-in functions), and
+# names the top level of a program or loaded file may not set either (the library's), as in the
+# original, where library names are constants.
+RESERVED_EVERYWHERE = frozenset({
+    "if", "else", "not", "and", "or", "out", "def", "return", "range", "for", "in", "zip", "len", "get",
+    "tokens_asis", "tokens_str", "tokens_int", "tokens_bool", "tokens_float", "indices", "True", "False",
+    "aggregate", "select", "selector_width", "round", "indicator", "load", "draw",
+})
+
 
 @dataclass
 class Function:
@@ -139,6 +148,10 @@ class Interpreter:
         self.function_stack: list[str] = []
         self.call_sites: list[Span] = []   # spans of calls written in the user's program
         self.example = None
+        self.library: Env | None = None     # the library's environment (every program's parent)
+        self.timed_out: RaspError | None = None
+        self.warned: set = set()
+        self.library_names: frozenset = frozenset()
 
     # ---------------------------------------------------------------- environments
 
@@ -158,50 +171,95 @@ class Interpreter:
         return env
 
     def library_env(self) -> Env:
+        """The library, interpreted into this graph. It runs outside the user's time limit (it is
+        part of rasplay, not of the program): a short limit must not break it."""
         env = Env(self.builtin_env())
         program = _library_program()
         self.sources[program.source_name] = program.source
         before = len(self.diagnostics)
-        self.run(program, env, top_level=False)
+        deadline, self.deadline = self.deadline, math.inf
+        try:
+            self.run(program, env, top_level=False)
+        finally:
+            self.deadline = deadline
         if len(self.diagnostics) > before:  # a broken library is a bug in rasplay, say so loudly
             raise RuntimeError(f"library.rasp failed: {self.diagnostics[before:]}")
+        self.library = env
+        self.library_names = frozenset(n for n in env.vars if not n.startswith("_"))
         return env
+
+    def check_settable(self, env: Env, name: str, span: Span):
+        """The original's reserved names: its keywords and built-ins anywhere, the library's names
+        at the top level of a program or loaded file."""
+        if name in RESERVED_EVERYWHERE or (name in self.library_names and env.parent is self.library):
+            what = "a library name" if name in self.library_names else "a built-in name"
+            raise RaspError(f"cannot set reserved name '{name}' ({what}); choose another name", span, "name")
 
     # ---------------------------------------------------------------- statements
 
     def run(self, program: ast.Program, env: Env, top_level: bool, definitions: list | None = None):
-        for err in program.syntax_errors:
+        # `exit` / `quit` end the program there, as they end the REPL's reading
+        stop = next((stmt for stmt in program.statements if isinstance(stmt, ast.ReplNoop)
+                     and stmt.text.split("(")[0] in ("exit", "quit")), None)
+
+        def before_stop(err: RaspError) -> bool:
+            return stop is None or err.span is None or (err.span.line, err.span.col) < (stop.span.line, stop.span.col)
+
+        for err in filter(before_stop, program.syntax_errors):
             self.diagnostics.append(err.to_diagnostic())
+        for warning in filter(before_stop, program.warnings):
+            self.diagnostics.append(warning.to_diagnostic("warning"))
         for stmt in program.statements:
+            if stmt is stop:
+                self.diagnostics.append(diagnostic(f"'{stop.text}': the rest of the program is not run, as the "
+                                                   "REPL stops reading there", stop.span, "info"))
+                break
+            if isinstance(stmt, ast.Invalid):  # reported with the syntax errors
+                self.mark_failed(env, stmt.names, stmt.error)
+                continue
+            if self.timed_out is not None:  # reported once; the names after it are unavailable
+                self.mark_failed(env, _defined_names(stmt), self.timed_out)
+                continue
             try:
                 self.check_time(stmt.span)
                 self.exec(stmt, env, definitions if top_level else None)
             except RaspError as e:
                 e.located(stmt.span)
                 self.diagnostics.append(e.to_diagnostic())
-                for name in _defined_names(stmt):
-                    env.vars[name] = Failed(name, e)
+                self.mark_failed(env, _defined_names(stmt), e)
+                if e.kind == "timeout":
+                    self.timed_out = e
             except RecursionError:
                 e = RaspError("the program nests too deeply (expressions or calls)", stmt.span, "limit")
                 self.diagnostics.append(e.to_diagnostic())
-                for name in _defined_names(stmt):
-                    env.vars[name] = Failed(name, e)
+                self.mark_failed(env, _defined_names(stmt), e)
+
+    def mark_failed(self, env: Env, names: list[str], error: RaspError):
+        """Later uses of these names say why they are missing (reserved names keep their meaning)."""
+        for name in names:
+            if name not in RESERVED_EVERYWHERE and not (name in self.library_names and env.parent is self.library):
+                env.vars[name] = Failed(name, error)
 
     def exec(self, stmt: ast.Stmt, env: Env, definitions: list | None):
         if isinstance(stmt, ast.Assign):
             values = [self.eval(v, env) for v in stmt.values]
-            if len(values) == 1 and isinstance(values[0], tuple) and len(stmt.names) > 1:
-                values = list(values[0])
+            if len(values) == 1 and isinstance(values[0], (tuple, list)) and len(stmt.names) > 1:
+                values = list(values[0])  # a, b = f(x);  a, b = [x, y];
             if len(values) == 1 and isinstance(values[0], tuple) and len(stmt.names) == 1:
                 raise RaspError(f"{len(values[0])} values for 1 name: write "
                                 f"{', '.join(f'v{i}' for i in range(len(values[0])))} = …", stmt.span, "value")
             if len(values) != len(stmt.names):
                 raise RaspError(f"{len(values)} value{'s' if len(values) != 1 else ''} for "
                                 f"{len(stmt.names)} name{'s' if len(stmt.names) != 1 else ''}", stmt.span, "value")
+            for name in stmt.names:
+                self.check_settable(env, name, stmt.span)
             for name, value in zip(stmt.names, values):
                 self.bind(env, name, value, stmt.span, definitions)
         elif isinstance(stmt, ast.ExprStmt):
             value = self.eval(stmt.expr, env)
+            if definitions is not None and not isinstance(value, (SOp, Selector, Function, Builtin)):
+                self.diagnostics.append(diagnostic(f"{_source_text(stmt.expr, self.sources)} = {_show_value(value)}",
+                                                   stmt.span, "info", "value"))
             if definitions is not None and isinstance(value, (SOp, Selector)):
                 text = " ".join(stmt.expr.span.text(self.sources.get(stmt.span.source, "")).split())
                 if not (isinstance(stmt.expr, ast.Name) and any(d.name == text for d in definitions)):
@@ -210,8 +268,15 @@ class Interpreter:
                     if text not in names:
                         names.append(text)
         elif isinstance(stmt, ast.FuncDef):
+            self.check_settable(env, stmt.name, stmt.span)
+            for param in stmt.params:
+                if param in RESERVED_EVERYWHERE:
+                    raise RaspError(f"cannot set reserved name '{param}' (a built-in name); "
+                                    "choose another parameter name", stmt.span, "name")
             env.vars[stmt.name] = Function(stmt.name, stmt.params, stmt.body, stmt.returns, env, stmt.span)
         elif isinstance(stmt, ast.ForLoop):
+            for name in stmt.names:
+                self.check_settable(env, name, stmt.span)
             for item in self.iterate(self.eval(stmt.iterable, env), stmt.iterable.span):
                 self.unpack(env, stmt.names, item, stmt.span)
                 for inner in stmt.body:
@@ -271,7 +336,7 @@ class Interpreter:
             raise RaspError(f"load \"{stmt.path}\": cannot read {name} ({e})", stmt.span, "load")
         program = parse(text, name)
         self.sources[name] = text
-        child = Env(self.root_env(env))
+        child = Env(self.library)  # a loaded file sees the library, not the loading program's names
         before = len(self.diagnostics)
         self.loading.append(key)
         try:
@@ -286,12 +351,6 @@ class Interpreter:
         if failures:
             raise RaspError(f"load \"{stmt.path}\": {len(failures)} error(s) in {name}, first: "
                             f"{failures[0]['message']} (line {failures[0].get('line', '?')})", stmt.span, "load")
-
-    def root_env(self, env: Env) -> Env:
-        """The library environment (the parent of every program's own environment)."""
-        while env.parent is not None and env.parent.parent is not None:
-            env = env.parent
-        return env.parent if env.parent is not None else env
 
     # ---------------------------------------------------------------- expressions
 
@@ -363,6 +422,9 @@ class Interpreter:
             hint = _closest(e.id, env.names())
             raise RaspError(f"'{e.id}' is not defined" + (f"; did you mean '{hint}'?" if hint else ""),
                             e.span, "name") from None
+        if isinstance(value, Map) and value.op.startswith("to_") and value.origin is None \
+                and e.span.source == "<program>":
+            value.origin = e.span  # a token that fails to convert is reported where the program converts
         if isinstance(value, Failed):
             err = value.error
             where = f" on line {err.span.line}" if err.span and err.span.source == e.span.source else ""
@@ -454,6 +516,26 @@ class Interpreter:
         cls = Map if len(inputs) == 1 else SequenceMap
         return self.add(cls(op, tuple(template), tuple(inputs), span=span), span)
 
+    def apply_to_input(self, node, args, spans, e: ast.Call):
+        """`sop("hello")`, `sel([1, 2])`: the value on that input, as in the original REPL (a list
+        for an s-op, a matrix of bools, rows = queries, for a selector)."""
+        from .evaluate import row_values, run_graph  # evaluate imports this module
+        from .inputs import parse_input
+
+        if len(args) != 1:
+            raise RaspError(f"applying {a_type(node)} takes one input, given {len(args)}", e.span, "type")
+        inp = parse_input(args[0], None, self.limits)
+        if inp.error is not None:
+            raise RaspError(f"applying {a_type(node)}: {inp.error.message}", spans[0], "type")
+        self.check_time(e.span)
+        vals = run_graph(self.graph.ancestors([node]), inp.array[None, :], {node.id}, self.deadline, self.limits)
+        result = vals[node.id]
+        if result.errors[0] is not None:
+            raise RaspError(result.errors[0].message, e.span, result.errors[0].kind)
+        if isinstance(node, Selector):
+            return result.data[0].tolist()
+        return row_values(result.data[0], None if result.int_like is None else result.int_like[0])[0]
+
     def binop(self, op: str, a, b, span: Span):
         if op in ("and", "or") and (isinstance(a, Selector) or isinstance(b, Selector)):
             if not (isinstance(a, Selector) and isinstance(b, Selector)):
@@ -463,6 +545,13 @@ class Interpreter:
             cls = SelectAnd if op == "and" else SelectOr
             return self.add(cls(a, b, span=span), span)
         if isinstance(a, SOp) or isinstance(b, SOp) or isinstance(a, Selector) or isinstance(b, Selector):
+            if op in ("and", "or") and not (_static_type(a) == _static_type(b) == "bool") \
+                    and (op, span) not in self.warned:
+                self.warned.add((op, span))
+                self.diagnostics.append(diagnostic(
+                    f"'{op}' with an s-op gives bools, as in the original RASP: each side counts as true or "
+                    f"false (Python truthiness) and the result is {'both' if op == 'and' else 'either'}, "
+                    f"not one of the operands as in Python", span, "warning", "semantics"))
             return self.elementwise(op, [a, b], span)
         return atom_binop(op, a, b, span, self.limits)
 
@@ -491,10 +580,12 @@ class Interpreter:
             if isinstance(idx, bool) or not isinstance(idx, (int, SOp)):
                 raise RaspError(f"an s-op is indexed by an int or an s-op of positions, not {a_type(idx)}",
                                 e.index.span, "type")
-            if isinstance(idx, int) and idx < 0:
-                raise RaspError("negative positions cannot index an s-op (its length varies)", e.index.span, "value")
             indices = self.graph.add(IndicesInput(label="indices"))
-            where = self.as_sop(idx, e.index.span, "the index")
+            if isinstance(idx, int) and idx < 0:
+                # sop[-1]: counted from the end, as in the original (position length - 1)
+                where = self.elementwise("+", [self.library.vars["length"], idx], e.index.span)
+            else:
+                where = self.as_sop(idx, e.index.span, "the index")
             sel = self.add(Select(indices, where, "==", span=span), span)
             return self.add(Aggregate(sel, target, 0, span=span), span)
         if isinstance(idx, SOp):
@@ -534,6 +625,8 @@ class Interpreter:
         spans = [a.span for a in e.args]
         if isinstance(func, Builtin):
             return func.fn(self, args, spans, e.span)
+        if isinstance(func, (SOp, Selector)):
+            return self.apply_to_input(func, args, spans, e)
         if not isinstance(func, Function):
             raise RaspError(f"{a_type(func)} cannot be called", e.func.span, "type")
         if len(args) != len(func.params):
@@ -628,6 +721,43 @@ def atom_index(target, idx, e: ast.Index):
                             e.index.span, "value")
         return target[idx]
     raise RaspError(f"{a_type(target)} cannot be indexed", e.target.span, "type")
+
+
+_BOOL_OPS = {"==", "!=", "<", ">", "<=", ">=", "and", "or", "not", "in", "to_bool"}
+_INT_OPS = {"round", "indicator", "to_int"}
+
+
+def _static_type(value, depth: int = 0) -> str | None:
+    """The RASP type of a value or s-op when it is known before any input (None when it is not)."""
+    if depth > 40:
+        return None
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, ATOM_TYPES):
+        return type(value).__name__
+    if isinstance(value, Full):
+        return _static_type(value.value)
+    if isinstance(value, (IndicesInput, SelectorWidth)):
+        return "int"
+    if isinstance(value, (Map, SequenceMap)):
+        if value.op == "if":
+            then, _, orelse = value.operands(list(value.inputs))
+            kind = _static_type(then, depth + 1)
+            return kind if kind == _static_type(orelse, depth + 1) else None
+        return "bool" if value.op in _BOOL_OPS else "int" if value.op in _INT_OPS else None
+    if isinstance(value, Aggregate):
+        return _static_type(value.sop, depth + 1)
+    return None
+
+
+def _source_text(e: ast.Expr, sources: dict) -> str:
+    text = " ".join(e.span.text(sources.get(e.span.source, "")).split())
+    return text if len(text) <= 60 else text[:57] + "…"
+
+
+def _show_value(value) -> str:
+    text = repr(value) if not isinstance(value, tuple) else ", ".join(map(repr, value))
+    return text if len(text) <= 200 else text[:197] + "…"
 
 
 def _check_atom_like(value, span: Span, what: str):
@@ -765,6 +895,17 @@ BUILTINS: dict[str, Callable] = {
 }
 
 
+@functools.lru_cache(maxsize=16)
+def parse_program(source: str) -> ast.Program:
+    """The parsed program (interpretation never changes an AST, so parses can be shared)."""
+    return parse(source)
+
+
+def warm() -> None:
+    """Build the parser and parse the library now, once per process, outside any time limit."""
+    _library_program()
+
+
 @functools.lru_cache(maxsize=1)
 def _library_program() -> ast.Program:
     program = parse(resources.files(LIBRARY_RESOURCE[0]).joinpath(LIBRARY_RESOURCE[1]).read_text(encoding="utf-8"),
@@ -780,16 +921,16 @@ def interpret(source: str, limits: Limits = DEFAULT_LIMITS, load_dirs: list | No
               deadline: float | None = None) -> Interpretation:
     """Interpret a RASP program: its graph, its top-level definitions and its diagnostics."""
     graph = Graph(limits.max_nodes)
-    if deadline is None:
-        deadline = time.monotonic() + limits.eval_seconds
-    interp = Interpreter(graph, limits, [Path(d) for d in (load_dirs or [])], deadline)
     definitions: list[Definition] = []
     if len(source) > limits.max_source_chars:
         err = RaspError(f"the program is {len(source)} characters long; the limit is {limits.max_source_chars}",
                         Span(1, 1, 1, 2), "limit")
         return Interpretation(graph, [], [err.to_diagnostic()], {}, {}, source=source)
+    program = parse_program(source)  # linear in the (bounded) program size; before the time limit starts
+    if deadline is None:
+        deadline = time.monotonic() + limits.eval_seconds
+    interp = Interpreter(graph, limits, [Path(d) for d in (load_dirs or [])], deadline)
     env = Env(interp.library_env())
-    program = parse(source)
     interp.sources["<program>"] = source
     interp.run(program, env, top_level=True, definitions=definitions)
     _label_nodes(graph, interp.sources)

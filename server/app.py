@@ -16,7 +16,7 @@ from fastapi.routing import APIRoute
 from fastapi.staticfiles import StaticFiles
 
 from . import errors
-from .api import compile, evaluate, examples, health, share, train
+from .api import compile, evaluate, examples, exercises, health, share, train
 from .api.deps import Services
 from .cache import ResponseCache
 from .jobs import JobManager
@@ -34,6 +34,25 @@ def plotly_js() -> bytes:
     from plotly.offline import get_plotlyjs
 
     return get_plotlyjs().encode()
+
+
+class ExercisesRefused(Exception):
+    """A teacher's exercise folder holds files that do not parse or whose reference fails its own check."""
+
+    def __init__(self, problems):
+        self.problems = problems
+        super().__init__("\n".join(str(p) for p in problems))
+
+
+def load_exercises(settings: Settings):
+    """The shipped exercises and the teacher's folders, validated now (before the server starts):
+    any refused file stops the server with every problem listed."""
+    from rasplay.engine.exercises import CheckLimits, load_catalog
+
+    catalog, problems = load_catalog(settings.exercises_dirs, CheckLimits(seconds=settings.check_seconds))
+    if problems:
+        raise ExercisesRefused(problems)
+    return catalog
 
 
 def create_app(settings: Settings | None = None) -> FastAPI:
@@ -67,8 +86,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     '`{"error": {"kind", "message", "line"?, "col"?}}`.',
     )
     app.state.settings = settings
+    app.state.exercises = load_exercises(settings)
     errors.install(app)
-    api_routers = (evaluate.router, compile.router, examples.router, share.router, train.router, health.router)
+    api_routers = (evaluate.router, compile.router, examples.router, exercises.router, share.router, train.router,
+                   health.router)
     for router in api_routers:
         app.include_router(router, prefix=API_PREFIX)
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]

@@ -1,4 +1,4 @@
-"""The `rasplay` command line: `rasplay serve | eval | compile | train`."""
+"""The `rasplay` command line: `rasplay serve | eval | compile | train | check`."""
 from __future__ import annotations
 
 import argparse
@@ -71,11 +71,23 @@ def cmd_serve(args) -> int:
         cors_origins=tuple(args.cors_origin or ()), embed_origins=tuple(args.embed_origin or ()),
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
         train_seconds=args.train_seconds,
+        exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds,
     )
+    from .app import ExercisesRefused
+    try:
+        app = create_app(settings)
+    except ExercisesRefused as e:
+        for problem in e.problems:
+            print(f"rasplay: {problem}", file=sys.stderr)
+        print(f"rasplay: {len(e.problems)} exercise file(s) refused; fix them (docs/exercises.md) or move them "
+              "out of the folder", file=sys.stderr)
+        return 2
+    if args.exercises:
+        print(f"exercises: {len(app.state.exercises.exercises)} ({', '.join(args.exercises)} checked)", flush=True)
     shown_host = f"[{args.host}]" if ":" in args.host else args.host
     print(f"rasplay is serving at http://{shown_host}:{args.port}/  (API docs: /docs; data: {settings.data_dir})",
           flush=True)
-    uvicorn.run(create_app(settings), host=args.host, port=args.port, log_level=args.log_level, access_log=False, proxy_headers=False,
+    uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level, access_log=False, proxy_headers=False,
                 timeout_graceful_shutdown=3)
     return 0
 
@@ -226,6 +238,63 @@ def cmd_compile(args) -> int:
     return 0 if ok else 1
 
 
+def _find_exercise(spec: str, folders: list[str]):
+    """An exercise by id (shipped, or in --exercises folders) or by the path of its file."""
+    from rasplay.engine.exercises import ExerciseError, load_catalog, read_exercise
+    from rasplay.engine.exercises.catalog import SUFFIX
+
+    if spec.endswith(SUFFIX) or "/" in spec:
+        return read_exercise(Path(spec))
+    catalog, problems = load_catalog([Path(d) for d in folders], self_check_extra=False)
+    for p in problems:
+        print(f"rasplay: {p}", file=sys.stderr)
+    exercise = catalog.get(spec)
+    if exercise is None:
+        known = ", ".join(e.id for e in catalog.ordered())
+        raise ExerciseError(spec, f"no such exercise (known: {known})")
+    return exercise
+
+
+def _print_check(path: str, r: dict) -> None:
+    mark = {"pass": "PASS", "wrong": "WRONG", "over_budget": "OVER BUDGET", "error": "ERROR"}[r["status"]]
+    print(f"{mark}  {r['exercise']}: {r['message']}")
+    c = r["counterexample"]
+    if c is not None:
+        show = lambda v: " ".join("T" if x is True else "F" if x is False else str(x) for x in v) if v else "-"
+        print(f"  input:    {c['input'] if isinstance(c['input'], str) else json.dumps(c['input'])}")
+        print(f"  expected: {show(c['expected'])}   ({r['target']})")
+        print(f"  got:      {c['error'] or show(c['got'])}")
+        s = c["sop"]
+        if s["name"] != r["target"]:
+            print(f"  first wrong s-op: {s['name']} (layer {s['layer']}): expected {show(s['expected'])}, "
+                  f"got {s['error'] or show(s['got'])}")
+        if s["selector"]:
+            print(f"  look at the selector: {s['selector_name'] or s['selector']}")
+    b = r["budget"]
+    if b is not None:
+        parts = [f"{k.replace('_', ' ')} {v['used']}" + (f"/{v['max']}" if v["max"] is not None else "")
+                 + ("" if v["ok"] else " (over)") for k, v in b.items() if k != "within"]
+        print(f"  budget: {', '.join(parts)}")
+    _print_diagnostics(path, [d for d in r["diagnostics"] if d["severity"] == "error"])
+
+
+def cmd_check(args) -> int:
+    from rasplay.engine.exercises import ExerciseError, check
+
+    source, _ = _read_program(args.file)
+    try:
+        exercise = _find_exercise(args.exercise, args.exercises or [])
+        result = check(exercise, source)
+    except ExerciseError as e:
+        print(f"rasplay: {e}", file=sys.stderr)
+        return 2
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+    else:
+        _print_check(args.file, result)
+    return 0 if result["passed"] else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="rasplay", description="A visual playground for RASP.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -256,6 +325,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-jobs", type=int, help="training jobs at once (default: one per two cores)")
     p.add_argument("--train-queue", type=int, default=4, help="training jobs that may wait (default 4)")
     p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600)")
+    p.add_argument("--exercises", action="append", metavar="DIR",
+                   help="a folder of .exercise files to offer besides the shipped ones (repeatable); checked at start")
+    p.add_argument("--check-seconds", type=float, default=10.0, help="time limit of one exercise check (default 10)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=cmd_serve)
 
@@ -286,6 +358,14 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
     p.add_argument("-o", metavar="MODEL", help="save the trained model (.pt, or .npz)")
     p.set_defaults(func=cmd_train)
+
+    p = sub.add_parser("check", help="check a program against an exercise (exit 0: pass, 1: not yet, 2: bad exercise)")
+    p.add_argument("file", help="the program (.rasp), or - for standard input")
+    p.add_argument("--exercise", required=True, metavar="ID",
+                   help="the exercise: an id (rasplay's own, or in --exercises folders) or a .exercise file")
+    p.add_argument("--exercises", action="append", metavar="DIR", help="a folder of .exercise files (repeatable)")
+    p.add_argument("--json", action="store_true", help="print the check result as JSON")
+    p.set_defaults(func=cmd_check)
 
     p = sub.add_parser("compile", help="compile a RASP program to transformer weights")
     p.add_argument("file", help="the program (.rasp), or - for standard input")

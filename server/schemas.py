@@ -258,3 +258,86 @@ class SoftStudyRequest(BaseModel):
     betas: Optional[list[float]] = Field(None, max_length=64, description="the betas of the curve (default: a log grid)")
     per_length: int = Field(200, ge=1, le=2000, description="inputs sampled per length when not exhaustive")
     exhaustive_limit: int = Field(5000, ge=1, le=50_000, description="all inputs when there are at most this many")
+
+
+# ------------------------------------------------------------------ exercises (docs/exercises.md)
+
+class ExerciseBudget(BaseModel):
+    max_layers: Optional[int] = Field(None, description="layers the target may need (none: no budget)")
+    max_heads_per_layer: Optional[int] = Field(None, description="heads in any one layer")
+    max_heads: Optional[int] = Field(None, description="heads in all")
+
+
+class ExerciseSummary(BaseModel):
+    id: str
+    title: str
+    order: int = Field(description="teaching order: smaller first")
+    tags: list[str]
+    target: str = Field(description="the s-op the program must define")
+    budget: ExerciseBudget
+
+
+class ExercisePublic(ExerciseSummary):
+    """An exercise as students see it: never its reference solution."""
+    task: str = Field(description="the task in words")
+    starter: str = Field(description="the starter code")
+    input_format: Literal["str", "json"]
+    alphabet: list[Token] = Field(description="tokens of the generated inputs")
+    lengths: list[int] = Field(description="[shortest, longest] generated input")
+    cases: list[Union[str, list[Token]]] = Field(description="inputs always checked (edge cases)")
+    inputs: int = Field(description="how many inputs a check evaluates")
+    example: Union[str, list[Token], None] = Field(None, description="the input shown first")
+    forbid: list[str] = Field(description="names the program must not use")
+
+
+class CheckRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"source": "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);"}]})
+
+    source: str = Field(description="the student's RASP program")
+
+
+class BudgetItem(BaseModel):
+    used: int
+    max: Optional[int] = Field(None, description="the budget (none: no budget)")
+    ok: bool
+
+
+class BudgetUse(BaseModel):
+    layers: BudgetItem
+    heads_per_layer: BudgetItem = Field(description="heads in the busiest layer")
+    heads: BudgetItem = Field(description="heads in all")
+    within: bool
+
+
+class WrongSop(BaseModel):
+    name: str = Field(description="the first s-op (by layer) that differs from the reference's s-op of the same "
+                                  "name on the counterexample, else the target")
+    layer: int
+    expected: Optional[list[Any]] = Field(None, description="the reference's values (none if it has no such name)")
+    got: Optional[list[Any]] = None
+    error: Optional[str] = None
+    selector: Optional[str] = Field(None, description="the selector to look at (a name, or #id of an unnamed one)")
+    selector_name: Optional[str] = Field(None, description="its name for people (e.g. a library selector's)")
+
+
+class Counterexample(BaseModel):
+    input: Union[str, list[Token]]
+    expected: list[Any] = Field(description="the reference's target values")
+    got: Optional[list[Any]] = Field(None, description="the program's target values (none when it failed)")
+    error: Optional[str] = Field(None, description="the program's error on this input")
+    sop: WrongSop
+
+
+class CheckResult(BaseModel):
+    exercise: str
+    target: str
+    passed: bool
+    status: Literal["pass", "wrong", "over_budget", "error"]
+    message: str = Field(description="the verdict in words")
+    inputs_checked: int
+    inputs_right: int
+    counterexample: Optional[Counterexample] = Field(None, description="the shortest input the program gets wrong")
+    budget: Optional[BudgetUse] = None
+    diagnostics: list[Diagnostic]
+    elapsed_ms: float

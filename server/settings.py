@@ -34,6 +34,8 @@ class Settings:
     train_jobs: int = max(1, (os.cpu_count() or 2) // 2)  # training jobs running at once (one per two cores)
     train_queue: int = 4                # training jobs waiting; more are refused (429)
     train_seconds: float = 600.0        # a training job's time limit
+    exercises_dirs: tuple[Path, ...] = ()  # teachers' exercise folders, added to the shipped exercises
+    check_seconds: float = 10.0         # an exercise check (both programs, all its inputs); killed past it
 
     def engine_limits_json(self) -> dict:
         """engine_limits() as the dict sent to workers (computed once)."""

@@ -114,6 +114,10 @@ def _work(kind: str, payload: dict):
             return {"ok": True, **check(payload)}
         except TrainError as e:
             return {"ok": False, "message": str(e)}
+    if kind == "exercise_check":
+        from rasplay.engine.exercises import CheckLimits, check_text
+        return check_text(payload["text"], payload["id"], payload["source"], payload["limits"],
+                          CheckLimits(seconds=payload["seconds"]))
     if kind == "sleep":  # used by tests to stand for a hung evaluation
         time.sleep(payload["seconds"])
         return {"slept": payload["seconds"]}

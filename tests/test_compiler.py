@@ -158,7 +158,7 @@ def test_compilation_is_deterministic():
 
 
 def test_encoding_overrides():
-    src = "m = aggregate(select(indices, 0, ==), tokens_int); out = m + 1;"
+    src = "m = aggregate(select(indices, 0, ==), tokens_int); res = m + 1;"
     cat = engine.compile(src, vocab=["1", "2"], max_len=3, encodings={"m": "categorical"})
     num = engine.compile(src, vocab=["1", "2"], max_len=3, encodings={"m": "numerical"})
     kinds = {s: {b["name"]: b["kind"] for b in m.summary()["layout"]}["m"] for s, m in (("c", cat), ("n", num))}

@@ -74,7 +74,7 @@ def programs(draw):
             deepest = name
     if deepest is not None and draw(st.booleans()):   # often end on something computed from attention
         b, _ = draw(st.sampled_from(pool))
-        lines.append(f"out = {deepest} == {b};")
+        lines.append(f"final = {deepest} == {b};")
     return "\n".join(lines)
 
 

@@ -32,7 +32,7 @@ HAND_COMPUTED = {
                                 "seen_abc": [False] * 3 + [True] * 7})],
     "match2": [([3, 13, 7, 5, 16, 0, 11], {"has_match": [True, True, False, True, True, True, True]}),
                ([8, 1], {"has_match": [False, False]}), ([8, 8], {"has_match": [True, True]})],
-    "qsparse": [([512, 701, 330, 20], {"average": [5.0, 6.0, 2.5, 4.0]}), ([900], {"average": [9.0]})],
+    "qsparse": [([512, 701, 330, 20], {"mean": [5.0, 6.0, 2.5, 4.0]}), ([900], {"mean": [9]})],
 }
 
 

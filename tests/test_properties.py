@@ -20,10 +20,10 @@ def test_stable_sort_equals_pythons_sorted(word):
 def test_library_sort_by_key_is_stable(vals, keys):
     n = min(len(vals), len(keys))
     vals, keys = vals[:n], keys[:n]
-    src = f"tokens = tokens_int; key = {keys}[indices]; out = sort(tokens, key);"
+    src = f"tokens = tokens_int; key = {keys}[indices]; result = sort(tokens, key);"
     doc = engine.evaluate(src, [vals])
     expected = [v for _, v in sorted(zip(keys, vals), key=lambda kv: kv[0])]
-    assert doc["results"]["out"]["values"][0] == expected
+    assert doc["results"]["result"]["values"][0] == expected
 
 
 @given(words, st.sampled_from(["==", "!=", "<", ">", "<=", ">="]), st.sampled_from(["==", "<", ">="]))

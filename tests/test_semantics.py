@@ -116,9 +116,10 @@ def test_comparisons_including_not_equal():
     assert value(src, "abc", "gt") == [False, False, True]
 
 
-def test_and_or_use_python_truthiness():
-    assert value("x = indices and 7;", "abc", "x") == [0, 7, 7]
-    assert value("x = indices or 7;", "abc", "x") == [7, 1, 2]
+def test_and_or_with_s_ops_give_bools_as_the_original():
+    # the original RASP: each side counts by Python truthiness, the result is a bool
+    assert value("x = indices and 7;", "abc", "x") == [False, True, True]
+    assert value("x = indices or 0;", "abc", "x") == [False, True, True]
     assert value('x = (tokens == "a") and (indices == 0);', "aa", "x") == [True, False]
 
 

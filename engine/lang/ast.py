@@ -154,8 +154,17 @@ class ReplNoop(Stmt):
 
 
 @dataclass
+class Invalid(Stmt):
+    """A statement that failed to parse: it runs as nothing, and the names it meant to define
+    report its syntax error when used."""
+    names: list[str]
+    error: Any
+
+
+@dataclass
 class Program:
     statements: list[Stmt]
     source: str
     source_name: str = "<program>"
     syntax_errors: list = field(default_factory=list)  # RaspErrors the parser recovered from
+    warnings: list = field(default_factory=list)       # RaspErrors worth a warning (surprising grouping)

@@ -22,6 +22,6 @@ def _version() -> str:
 async def health(request: Request):
     svc = request.app.state.services
     settings = svc.settings
-    limits = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "cors_origins")}
+    limits = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "cors_origins", "exercises_dirs")}
     return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
             "training": svc.jobs.stats()}

@@ -16,6 +16,8 @@ import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, ren
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
   startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
+import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises,
+  leaveExercise } from "./exercises.js";
 
 const $ = (id) => document.getElementById(id);
 const embedMode = location.pathname.replace(/\/+$/, "") === "/embed";
@@ -59,6 +61,7 @@ async function runNow() {
     if (seq !== runSeq) return;
     state.doc = doc;
     renderAll();
+    afterRun();
     const ms = performance.now() - started;
     timings.push(ms);
     const errors = doc.diagnostics.filter((d) => d.severity === "error").length;
@@ -144,6 +147,7 @@ function renderAll() {
   renderValues($("values"), doc, state.current, {
     onSelect: select, opensHeatmap, selection: state.selection, presentLayer,
   });
+  decorateValues($("values"));
   renderDiagram($("diagram"), $("diagram-totals"), doc, {
     onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer,
   });
@@ -394,7 +398,7 @@ function wire() {
     } catch (e) { toast(e.message); }
   });
   $("embed-btn").addEventListener("click", async () => {
-    const link = await embedLink();
+    const link = state.exercise ? exerciseLink(state.exercise.id, "/embed") : await embedLink();
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
     toast((await copyText(snippet)) ? "Embed code copied; the embed link:" : "Embed link:", link);
   });
@@ -417,8 +421,14 @@ function wire() {
     else if ((e.ctrlKey || e.metaKey) && e.key === "Enter" && !e.target.closest(".cm-editor")) { e.preventDefault(); runNow(); }
   });
   window.addEventListener("hashchange", async () => {
+    const exerciseId = exerciseIdFromHash();
+    if (exerciseId) {
+      if (!state.exercise || state.exercise.id !== exerciseId) enterExercise(exerciseId).catch((e) => toast(e.message));
+      return;
+    }
     const shared = await readHash().catch(() => null);
     if (shared && shared.source !== state.source) {
+      if (state.exercise) leaveExercise(false);
       applyShared(shared);
       editor.setValue(state.source);
       runNow();
@@ -431,7 +441,13 @@ async function main() {
     document.body.classList.add("embed");
     $("embed-bar").hidden = false;
   }
-  await initialState();
+  initExercises({ editor: () => editor, runNow, toast, embedMode });
+  const exerciseId = exerciseIdFromHash();
+  let exerciseOpened = false;
+  if (exerciseId) {
+    try { await enterExercise(exerciseId); exerciseOpened = true; } catch (e) { toast(`No exercise '${exerciseId}': ${e.message}`); }
+  }
+  if (!exerciseOpened) await initialState();
   editor = await createEditor($("editor"), {
     initial: state.source, readOnly: embedMode,
     onChange: (text) => { state.source = text; scheduleRun(); },
@@ -442,7 +458,7 @@ async function main() {
   renderInputs();
   await runNow();
   if (state.view !== "program" && $(`view-${state.view}`)) showView(state.view);
-  if (embedMode) $("open-in-rasplay").href = await linkFor(shareable(), "/");
+  if (embedMode) $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
   document.body.dataset.ready = "1";
   loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
   // hooks for tests and the curious: the state and the run timings

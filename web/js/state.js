@@ -9,6 +9,8 @@ export const state = {
   view: "program",
   selection: null,     // a result name, or "#<node id>" for an unnamed selector
   doc: null,           // the last evaluation document
+  exercise: null,      // the exercise being solved (GET /exercises/{id}), or null
+  check: null,         // its last check result, with the source it checked
 };
 
 function toBase64Url(bytes) {
@@ -73,7 +75,7 @@ let hashTimer = null;
 export function saveHashSoon() {
   clearTimeout(hashTimer);
   hashTimer = setTimeout(async () => {
-    const fragment = `#v1=${await encodeState(shareable())}`;
+    const fragment = state.exercise ? `#x=${state.exercise.id}` : `#v1=${await encodeState(shareable())}`;
     if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
   }, 300);
 }
