@@ -117,13 +117,13 @@ def mean_programs(draw):
     op = draw(st.sampled_from(["+", "-"]))
     const = draw(st.sampled_from(["0.6", "0.3", "0.7", "0.9", "1", "1.5"]))
     combine = draw(st.sampled_from([
-        "out = selector_width(select(score, score, ==));",
-        "out = selector_width(select(score, score, <));",
-        f"out = score == {const};",
-        f"out = score < {const};",
-        f"out = selector_width(select(score, {const}, ==));",
-        "out = round(score * 10);",
-        "out = aggregate(select(score, score, ==), indicator(tokens == \"a\"));",
+        "res = selector_width(select(score, score, ==));",
+        "res = selector_width(select(score, score, <));",
+        f"res = score == {const};",
+        f"res = score < {const};",
+        f"res = selector_width(select(score, {const}, ==));",
+        "res = round(score * 10);",
+        "res = aggregate(select(score, score, ==), indicator(tokens == \"a\"));",
     ]))
     return (f"fa = aggregate({s1}, indicator(tokens == \"{t1}\"));\n"
             f"fb = aggregate({s2}, indicator(tokens == \"{t2}\"));\n"
@@ -135,7 +135,7 @@ def mean_programs(draw):
 @given(mean_programs())
 @example('fa = aggregate(select(indices, indices, <=), indicator(tokens == "a"));\n'
          'fb = aggregate(select(indices, indices, <=), indicator(tokens == "b"));\n'
-         'score = fa*1 + fb*1;\nout = selector_width(select(score, 0.6, ==));\n')   # 1/5 + 2/5 != 0.6
+         'score = fa*1 + fb*1;\nres = selector_width(select(score, 0.6, ==));\n')   # 1/5 + 2/5 != 0.6
 def test_generated_arithmetic_on_means_agrees_exhaustively(src):
     model = engine.compile(src, vocab="abc", max_len=6)
     exhaustive_agreement(model)
@@ -148,7 +148,7 @@ prefix = select(indices, indices, <=);
 frac_a = aggregate(prefix, indicator(tokens == "a"));
 prev = aggregate(select(indices, indices - 1, ==), tokens, "x");
 n_same = selector_width(select(tokens, tokens, ==) and select(indices, indices, <));
-out = frac_a + n_same + (prev == "a");
+res = frac_a + n_same + (prev == "a");
 """
 
 
@@ -175,7 +175,7 @@ def test_causal_prefix_semantics_differ_from_the_full_input():
     compiler refuses it, naming the selector and its line."""
     src = """frac = aggregate(select(indices, indices, <=), indicator(tokens == "a"));
 after = aggregate(select(indices, indices, >), indicator(tokens == "a"));
-out = frac + after;"""
+res = frac + after;"""
     with pytest.raises(RaspError) as e:
         engine.compile(src, vocab="ab", max_len=4, causal=True)
     assert "select(indices, indices, >)" in e.value.message and "causal" in e.value.message

@@ -85,7 +85,7 @@ reversed = aggregate(select(indices, n - indices - 1, ==), tokens);"""
 HIST = "hist = selector_width(select(tokens, tokens, ==));"
 CAUSAL = """frac = aggregate(select(indices, indices, <=), indicator(tokens == "a"));
 w = selector_width(select(tokens, tokens, ==) and select(indices, indices, <=));
-out = w + frac;"""
+res = w + frac;"""
 
 CASES = [("reverse", REVERSE, "abc", 4, False), ("sort_int", SORT_INT, [1, 2, 3], 4, False),
          ("balance", BALANCE, "()", 5, False), ("hist", HIST, "ab", 5, False), ("causal", CAUSAL, "ab", 5, True)]
