@@ -2,8 +2,9 @@
 
 For each: compile time (median of 3 warm compiles), layers (compiled / RASP analysis), heads per layer,
 residual width, parameters, and agreement with the evaluator (exhaustive where the inputs are few,
-else a seeded sample per length). Then the comparison with Tracr's figures (issue 5) and the targets:
-agreement 100%, layers = analysis, residual width <= Tracr's, compile < 0.5 s.
+else a seeded sample per length). Then the side-by-side with Tracr's figures (bench/tracr_figures.json,
+measured with the same vocabularies) and the targets: agreement 100%, layers = analysis, residual width
+and non-zero parameters <= Tracr's, compile < 0.5 s.
 
     python bench/compile.py [--sizes 5 10 20] [--only reverse sort] [--exhaustive-limit 20000]
 """
@@ -23,10 +24,19 @@ from rasplay import engine  # noqa: E402
 from rasplay.engine.examples import load_examples  # noqa: E402
 
 TRACR_DIR = ROOT / "bench" / "tracr_programs"
-# Tracr's own figures (issue 5): residual width at max_len 5 / 10, and layers
-TRACR_WIDTH = {"reverse": (43, 73), "sort": (50, 85), "sort_freq": (66, 166), "histogram": (19, 29)}
-TRACR_LAYERS = {"reverse": 4, "sort": 3, "sort_freq": 5, "shuffle_dyck2": 8}
+# Tracr's figures, measured by compiling Tracr's own library programs (tracr/compiler/lib.py) with the SAME
+# vocabulary as our programs (each program's `# vocab:` line) at max_len 5, 10, 20: layers, d_model,
+# parameters (total and non-zero), compile seconds. See the file's "how" entry.
+TRACR_FIGURES = ROOT / "bench" / "tracr_figures.json"
 TARGET_SECONDS = 0.5
+
+
+def tracr_figures() -> dict:
+    """(program, max_len) -> Tracr's row ({} when the file is absent)."""
+    if not TRACR_FIGURES.exists():
+        return {}
+    data = json.loads(TRACR_FIGURES.read_text())
+    return {(r["name"], r["N"]): r for r in data["rows"] if "error" not in r}
 
 
 def programs(only: list[str]) -> list[dict]:
@@ -58,7 +68,8 @@ def measure(p: dict, n: int, args) -> dict:
     c = model.check(exhaustive_limit=args.exhaustive_limit, per_length=args.per_length, seed=0)
     row.update({"seconds": statistics.median(times), "layers": s["layers"], "analysis_layers": s["analysis_layers"],
                 "heads": s["heads_per_layer"], "analysis_heads": s["analysis_heads_per_layer"],
-                "width": s["residual_width"], "params": s["params"], "mlp": s["mlp_widths"],
+                "width": s["residual_width"], "params": s["params"], "nonzero": s["nonzero_params"],
+                "mlp": s["mlp_widths"], "vocab": "".join(map(str, p["vocab"])),
                 "agree": c["agree"], "inputs": c["inputs"], "exhaustive": c["exhaustive"],
                 "extra_sublayer": s["layers"] > s["analysis_layers"]})
     return row
@@ -66,7 +77,7 @@ def measure(p: dict, n: int, args) -> dict:
 
 def table(rows: list[dict]) -> str:
     head = (f"{'program':<20} {'kind':<7} {'N':>3} {'ms':>6} {'layers':>7} {'heads/layer':<13} {'resid':>5} "
-            f"{'params':>8} {'agreement':<26}")
+            f"{'params':>8} {'non-zero':>8} {'agreement':<26}")
     lines = [head, "-" * len(head)]
     for r in rows:
         if "error" in r:
@@ -77,25 +88,30 @@ def table(rows: list[dict]) -> str:
         how = "exhaustive" if r["exhaustive"] else "sampled"
         agree = f"{100 * r['agree'] / max(r['inputs'], 1):.1f}% of {r['inputs']} {how}"
         lines.append(f"{r['program']:<20} {r['kind']:<7} {r['max_len']:>3} {r['seconds'] * 1000:>6.0f} {layers:>7} "
-                     f"{heads:<13} {r['width']:>5} {r['params']:>8} {agree:<26}")
+                     f"{heads:<13} {r['width']:>5} {r['params']:>8} {r['nonzero']:>8} {agree:<26}")
     return "\n".join(lines)
 
 
 def comparisons(rows: list[dict]) -> str:
     by = {(r["program"], r["kind"], r["max_len"]): r for r in rows if "error" not in r}
-    lines = ["", "Against Tracr (issue 5 figures; ours = the RASP versions in bench/tracr_programs):"]
-    for name, (w5, w10) in TRACR_WIDTH.items():
-        parts = []
-        for n, theirs in ((5, w5), (10, w10)):
-            r = by.get((name, "tracr", n))
-            if r:
-                parts.append(f"max_len {n}: {r['width']} vs {theirs} ({r['width'] / theirs:.2f}x)")
-        if parts:
-            lines.append(f"  residual width, {name:<10} " + "; ".join(parts))
-    for name, theirs in TRACR_LAYERS.items():
-        r = by.get((name, "tracr", 5))
-        if r:
-            lines.append(f"  layers, {name:<14} {r['layers']} vs Tracr {theirs}")
+    tracr = tracr_figures()
+    lines = ["", "Against Tracr (bench/tracr_figures.json: Tracr's library programs compiled with the same "
+                 "vocabulary; ours = the RASP versions in bench/tracr_programs):",
+             f"  {'program':<14} {'vocab':<5} {'N':>3}  {'layers':>9}  {'d_model':>9}  {'params':>15}  "
+             f"{'non-zero':>13}  {'compile s':>13}"]
+    for (name, n), t in sorted(tracr.items(), key=lambda kv: (kv[0][0], kv[0][1])):
+        r = by.get((name, "tracr", n))
+        if r is None:
+            continue
+        vocab = t.get("vocab", "?")
+        if vocab != r["vocab"]:
+            vocab += f"!={r['vocab']}"
+        def q(v, spec=""):
+            return "?" if v is None else format(v, spec)
+        lines.append(f"  {name:<14} {vocab:<5} {n:>3}  {r['layers']:>4} / {q(t['layers']):<2}  "
+                     f"{r['width']:>4} / {q(t['d_model']):<4} {r['params']:>7} / {q(t['params']):<7} "
+                     f"{r['nonzero']:>5} / {q(t['nonzero']):<6} {r['seconds']:>6.3f} / {q(t['seconds'], '.2f'):<6}")
+    lines.append("  (ours / Tracr's; ? = not measured; vocab a!=b: Tracr's / ours; see the file's 'how')")
     hist = [r for r in rows if r["program"] == "histogram" and r["kind"] == "tracr" and r["max_len"] >= 10
             and "error" not in r]
     for r in hist:
@@ -109,9 +125,11 @@ def comparisons(rows: list[dict]) -> str:
     deeper = sorted({r["program"] for r in ok if r["layers"] != r["analysis_layers"]})
     lines.append(f"  layers = analysis: {len(ok) - sum(r['layers'] != r['analysis_layers'] for r in ok)}/{len(ok)}"
                  + (f"; one extra MLP sublayer (stated in the summary): {', '.join(deeper)}" if deeper else ""))
-    wider = [f"{name}@{n}" for name, ws in TRACR_WIDTH.items() for n, theirs in zip((5, 10), ws)
-             if (name, "tracr", n) in by and by[(name, "tracr", n)]["width"] > theirs]
-    lines.append("  residual width <= Tracr's: " + ("all" if not wider else "not " + ", ".join(wider)))
+    for what, ours, theirs in (("residual width", "width", "d_model"), ("non-zero parameters", "nonzero", "nonzero"),
+                               ("layers", "layers", "layers")):
+        worse = [f"{name}@{n}" for (name, n), t in tracr.items()
+                 if (name, "tracr", n) in by and t[theirs] is not None and by[(name, "tracr", n)][ours] > t[theirs]]
+        lines.append(f"  {what} <= Tracr's: " + ("all" if not worse else "not " + ", ".join(sorted(worse))))
     slow = [f"{r['program']}@{r['max_len']} ({r['seconds']:.2f} s)" for r in ok if r["seconds"] >= TARGET_SECONDS]
     lines.append(f"  compile < {TARGET_SECONDS} s: {len(ok) - len(slow)}/{len(ok)}" + (f"; slower: {', '.join(slow)}"
                                                                                      if slow else ""))

@@ -1,5 +1,6 @@
 """A numpy transformer with the weight layout of docs/weights.md: embeddings, attention, MLP,
-residual; batched; average-hard (exact) or softmax attention with inverse temperature beta.
+residual; batched; average-hard (exact) or softmax attention with inverse temperature beta; an
+optional causal mask (config `causal`: each position attends to itself and earlier positions only).
 
 It runs compiled models (engine.compile) and any other weights in that layout (trained ones, or a
 saved .npz). `forward(..., trace=True)` also returns every head's attention matrix and the residual
@@ -80,6 +81,8 @@ class NumpyTransformer:
             scale = 1.0 / np.sqrt(dh)
         ln = bool(c.get("layer_norm"))
         d = c["d_model"]
+        causal = bool(c.get("causal"))
+        later = np.triu(np.ones((n, n), dtype=bool), k=1)                      # [query, key]: key after query
         x = (w["tok_emb.weight"][ids] + w["pos_emb.weight"][:n][None]).reshape(B * n, d)   # rows = positions
         result = Forward(np.zeros(0))
         if trace:
@@ -91,6 +94,8 @@ class NumpyTransformer:
             k = (h @ w[p + "attn.k.weight"].T).reshape(B, n, H, dh).transpose(0, 2, 3, 1)
             v = (h @ w[p + "attn.v.weight"].T).reshape(B, n, H, dh).transpose(0, 2, 1, 3)
             scores = q @ k                                                     # (B, H, n, n)
+            if causal:
+                scores = np.where(later, -np.inf, scores)
             if mode == "hard":
                 top = scores >= scores.max(axis=-1, keepdims=True) - HARD_TOLERANCE
                 att = top / top.sum(axis=-1, keepdims=True)
@@ -116,6 +121,9 @@ class NumpyTransformer:
 
     def parameters(self) -> int:
         return int(sum(a.size for a in self.weights.values()))
+
+    def nonzero_parameters(self) -> int:
+        return int(sum(np.count_nonzero(a) for a in self.weights.values()))
 
     # ---------------------------------------------------------------- io
 

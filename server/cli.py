@@ -310,10 +310,10 @@ def cmd_compile(args) -> int:
     try:
         model = engine.compile(source, output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
                                bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs,
-                               eval_limits=limits)
+                               eval_limits=limits, causal=args.causal)
         doc = {"summary": model.summary()}
         if args.check:
-            doc["check"] = model.check(seed=args.seed)
+            doc["check"] = model.check(seed=args.seed, exhaustive_limit=args.check_limit)
         if args.soft:
             doc["soft"] = model.soft_study(seed=args.seed)
         if args.weights:
@@ -510,7 +510,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--encoding", action="append", metavar="NAME=ENC",
                    help="force an s-op's encoding: categorical or numerical (repeat for several)")
     p.add_argument("--check", action="store_true",
-                   help="compare with the evaluator on every input up to --max-len (a seeded sample when too many)")
+                   help="compare with the evaluator on every input up to --max-len (a seeded sample when there "
+                        "are more than --check-limit)")
+    p.add_argument("--check-limit", type=int, default=200_000, metavar="N",
+                   help="--check tries every input when there are at most N in all (default 200,000)")
+    p.add_argument("--causal", action="store_true",
+                   help="compile a causal (autoregressive) model: every selector must look only backwards")
     p.add_argument("--soft", action="store_true", help="also run the soft-attention study (smallest exact beta)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample for --check and --soft")
     p.add_argument("--json", action="store_true", help="print one JSON object (summary, check, soft)")

@@ -74,8 +74,9 @@ def render_compiled(path: str, doc: dict) -> str:
            else "numerical")
     lines.append(f"  vocab {vocab} (BOS {s['bos']}), max_len {s['max_len']}; output {out}")
     lines.append(f"  residual width {s['residual_width']}, d_head {s['d_head']}, MLP widths "
-                 f"{', '.join(str(w) for w in s['mlp_widths']) or 'none'}, parameters {s['params']}, "
-                 f"compiled in {s['compile_seconds'] * 1000:.0f} ms")
+                 f"{', '.join(str(w) for w in s['mlp_widths']) or 'none'}, parameters {s['params']} "
+                 f"({s.get('nonzero_params', s['params'])} non-zero), compiled in {s['compile_seconds'] * 1000:.0f} ms"
+                 + ("; causal" if s.get("causal") else ""))
     lines.append("  residual layout:")
     for b in s["layout"]:
         values = " ".join(b["values"]) if "values" in b else b.get("encoding", "")
@@ -97,10 +98,17 @@ def render_compiled(path: str, doc: dict) -> str:
                              f"({t['units']} units: {t['method']})")
     for note in s["notes"]:
         lines.append(f"  note: {note}")
+    for w in s.get("warnings", []):
+        where = f"{path}:{w['line']}:{w['col']}: " if w.get("line") else f"{path}: "
+        lines.append(f"{where}warning: {w['message']}")
     if "check" in doc:
         c = doc["check"]
         how = (f"exhaustive: every input of length {c['lengths'][0]}..{c['lengths'][1]}" if c["exhaustive"]
-               else f"a seeded sample of inputs of length {c['lengths'][0]}..{c['lengths'][1]}")
+               else f"SAMPLED: a seeded sample of {c['inputs'] + c['evaluator_errors']} of the "
+                    f"{c.get('population', '?')} inputs of length {c['lengths'][0]}..{c['lengths'][1]}; "
+                    f"raise --check-limit to try them all")
+        if c.get("causal"):
+            how += "; causal: position i against the evaluator on the prefix of length i + 1"
         errs = f"; {c['evaluator_errors']} inputs on which the evaluator reports an error are skipped" \
             if c["evaluator_errors"] else ""
         lines.append(f"check: {c['agree']}/{c['inputs']} inputs agree with the evaluator ({how}){errs}")

@@ -39,7 +39,18 @@ def test_readable_summary_and_sampled_check():
     assert out.returncode == 0, out.stderr
     assert "'hist' -> 1 layer (RASP analysis: 1), heads per layer 1" in out.stdout
     assert "residual layout:" in out.stdout and "layer 1 head 0: same_token" in out.stdout
-    assert "agree with the evaluator (a seeded sample of inputs of length 1..9)" in out.stdout
+    assert "agree with the evaluator (SAMPLED: a seeded sample of" in out.stdout
+    assert "of the 349524 inputs of length 1..9; raise --check-limit to try them all" in out.stdout
+
+
+def test_check_is_exhaustive_up_to_the_check_limit():
+    out = run("compile", str(ROOT / "examples" / "histogram.rasp"), "--vocab", "ab", "--max-len", "6", "--check",
+              "--check-limit", "126")
+    assert out.returncode == 0, out.stderr
+    assert "check: 126/126 inputs agree with the evaluator (exhaustive: every input of length 1..6)" in out.stdout
+    out = run("compile", str(ROOT / "examples" / "histogram.rasp"), "--vocab", "ab", "--max-len", "6", "--check",
+              "--check-limit", "125")
+    assert "SAMPLED" in out.stdout
 
 
 def test_errors_are_file_line_col_without_traceback(tmp_path):

@@ -37,7 +37,8 @@ def test_config_and_weight_names_follow_the_shared_layout(reverse):
     assert set(reverse.weights) == WEIGHT_NAMES
     assert c["vocab"] == ["<bos>", "a", "b", "c"] and c["bos_id"] == 0 and c["max_len"] == 6
     assert c["layer_norm"] is False and c["attn_scale"] == 100.0
-    assert c["output"] == {"kind": "categorical", "classes": ["a", "b", "c"]}
+    assert c["output"] == {"kind": "categorical", "classes": ["a", "b", "c"], "type": "str"}
+    assert c["causal"] is False and c["prepend_bos"] is True and c["hard_tolerance"] == 1e-6
     d, H, dh, dm = c["d_model"], c["n_heads"], c["d_head"], c["d_mlp"]
     assert reverse.weights["layers.0.attn.q.weight"].shape == (H * dh, d)
     assert reverse.weights["layers.1.mlp.fc1.weight"].shape == (dm, d)

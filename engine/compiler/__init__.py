@@ -1,6 +1,6 @@
 """The RASP compiler: a program -> transformer weights that reproduce the evaluator exactly.
 
-    validate -> extract graph -> infer value sets -> choose encodings -> allocate residual
+    validate -> extract graph [-> check causal] -> infer value sets -> choose encodings -> allocate residual
              -> build heads -> build MLPs -> assemble
 
 Each pass is a module of its own name; docs/compiler.md explains the construction.
@@ -12,6 +12,7 @@ import time
 from ..limits import Limits
 from ..model import NumpyTransformer
 from .assemble import assemble_model, describe_heads, describe_mlps
+from .causal import check_causal
 from .compiled import DEFAULT_BETA, CompiledModel
 from .encodings import choose_encodings
 from .extract import extract_graph
@@ -19,12 +20,12 @@ from .heads import build_heads
 from .mlps import build_mlps
 from .residual import allocate_residual, layout
 from .validate import DEFAULT_COMPILE_LIMITS, CompileLimits, validate_program
-from .value_sets import infer_value_sets
+from .value_sets import infer_value_sets, rounding_warnings
 
 
 def compile(source: str, output: str | None = None, *, vocab, max_len: int, bos: str = "<bos>",
             encodings: dict | None = None, limits: CompileLimits | None = None, load_dirs=None,
-            eval_limits: Limits | None = None) -> CompiledModel:
+            eval_limits: Limits | None = None, causal: bool = False) -> CompiledModel:
     """Compile `source` so that the model's output on "BOS + input" equals the evaluator's value of
     `output` (default: the program's default output, its `# output:` header or else its last s-op)
     on every input over `vocab` of length 1..max_len.
@@ -32,22 +33,31 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int, bos:
     vocab: a string (one token per character) or a list of tokens. encodings: {s-op name:
     "categorical" | "numerical"} overrides. Raises RaspError (with the line of the construct)
     when the program cannot be compiled. Deterministic.
+
+    causal: compile to a causal (autoregressive) model, whose output at position i is the evaluator's
+    value at i on the prefix of length i + 1; refused (naming the selector) unless every selector
+    looks only backwards.
     """
     start = time.perf_counter()
     limits = limits or DEFAULT_COMPILE_LIMITS
     program = validate_program(source, output, vocab, max_len, bos, encodings, limits, eval_limits, load_dirs)
     graph = extract_graph(program)
+    if causal:
+        check_causal(program, graph)
     values = infer_value_sets(program, graph)
     plan = choose_encodings(program, graph, values)
     width = allocate_residual(plan)
     heads = build_heads(plan, width)
     mlps = build_mlps(plan, width, plan.name_of, limits)
-    config, weights = assemble_model(program, plan, width, heads, mlps, DEFAULT_BETA)
+    output_values = values.values.get(program.output.id) if plan.output.encoding == "numerical" else None
+    config, weights = assemble_model(program, plan, width, heads, mlps, DEFAULT_BETA, causal, output_values)
     offset = 1 if plan.pre_mlp else 0
-    return CompiledModel(program, graph, plan, NumpyTransformer(config, weights),
-                         describe_heads(plan, heads, plan.name_of),
-                         describe_mlps(plan, mlps, config["n_layers"]), layout(plan, offset), plan.notes,
-                         time.perf_counter() - start, values.values.get(program.output.id))
+    model = CompiledModel(program, graph, plan, NumpyTransformer(config, weights),
+                          describe_heads(plan, heads, plan.name_of),
+                          describe_mlps(plan, mlps, config["n_layers"]), layout(plan, offset), plan.notes,
+                          time.perf_counter() - start, values.values.get(program.output.id))
+    model.warnings = rounding_warnings(program, graph, values)
+    return model
 
 
 def compile_spec(spec: dict, **options) -> CompiledModel:

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import numpy as np
 
+MAX_LISTED_VALUES = 100_000     # a numerical output lists its possible values in the config up to this many
+
+from ..model import HARD_TOLERANCE
 from .fused import lookup
 from .heads import HeadWeights
 from .mlps import MLPWeights
@@ -21,8 +24,9 @@ from .validate import Program
 
 
 def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights], mlps: dict[int, MLPWeights],
-             beta: float) -> tuple[dict, dict]:
-    """(config, weights)."""
+             beta: float, causal: bool = False, output_values=None) -> tuple[dict, dict]:
+    """(config, weights). output_values: the numerical output's possible values (listed in the config
+    so that a reader can decode the output number without the compiler)."""
     offset = 1 if plan.pre_mlp else 0
     n_layers = plan.layers + offset
     per_layer: list[list[HeadWeights]] = [[] for _ in range(n_layers)]
@@ -68,7 +72,8 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
         if i in mlp_of:
             m = mlp_of[i]
             fc1[:m.width], b1[:m.width], fc2[:, :m.width] = m.fc1, m.b1, m.fc2
-        fc1[:, bos.start] += -1.0 - (fc1 @ x_bos + b1)  # every unit off at BOS: the MLP leaves BOS alone
+            used = slice(0, m.width)        # padding units stay all zero (relu(0) = 0 everywhere)
+            fc1[used, bos.start] += -1.0 - (fc1[used] @ x_bos + b1[used])  # every unit off at BOS
         p = f"layers.{i}."
         w.update({p + "attn.q.weight": q, p + "attn.k.weight": k, p + "attn.v.weight": v, p + "attn.o.weight": o,
                   p + "mlp.fc1.weight": fc1, p + "mlp.fc1.bias": b1, p + "mlp.fc2.weight": fc2,
@@ -83,24 +88,40 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
         cls = lookup(classes, np.asarray(r.values))
         ok = (cls >= 0) & ~np.asarray(r.bad)
         U[cls[ok], dims[ok]] = 1.0
-        output = {"kind": "categorical", "classes": [_json(c) for c in classes.tolist()]}
+        output = {"kind": "categorical", "classes": [_json(c) for c in classes.tolist()],
+                  "type": _type_name(classes)}
     else:
         U = np.zeros((1, d))
         r = out.reader
-        if r.affine is not None:
+        if r.terms is not None:
+            for blk, a in r.terms:
+                U[0, blk.start] += a
+            U[0, one.start] += r.affine[1]
+        elif r.affine is not None:
             U[0, r.block.start] = r.affine[0]
             U[0, one.start] += r.affine[1]
         else:
             dims = np.array([one.start]) if r.block is None else r.block.dims
             ok = ~np.asarray(r.bad)
             U[0, dims[ok]] = np.asarray(r.values, dtype=np.float64)[ok]
-        output = {"kind": "numerical"}
+        output = {"kind": "numerical", "type": _type_name(output_values),
+                  "values": None if output_values is None or len(output_values) > MAX_LISTED_VALUES
+                  else [_json(v) for v in np.asarray(output_values).tolist()]}
     w["unembed.weight"], w["unembed.bias"] = U, np.zeros(U.shape[0])
 
     config = {"vocab": [program.bos] + [_json(t) for t in program.vocab], "bos_id": 0, "max_len": N + 1,
               "d_model": d, "n_layers": n_layers, "n_heads": H, "d_head": dh, "d_mlp": dm,
-              "layer_norm": False, "attn_scale": beta, "output": output}
+              "layer_norm": False, "attn_scale": beta, "causal": bool(causal), "prepend_bos": True,
+              "hard_tolerance": HARD_TOLERANCE, "output": output}
     return config, w
+
+
+def _type_name(values) -> str | None:
+    """The evaluator's type of the output values: "int", "float", "bool" or "str" (None if mixed)."""
+    if values is None:
+        return "float"
+    kind = np.asarray(values).dtype.kind
+    return {"i": "int", "u": "int", "f": "float", "b": "bool", "U": "str"}.get(kind)
 
 
 def _block(plan: Plan, kind: str) -> Block:

@@ -10,6 +10,7 @@ from .. import elementwise
 
 EXHAUSTIVE_LIMIT = 100_000     # at most this many inputs in all: check every one
 SAMPLE_PER_LENGTH = 2_000      # otherwise: this many distinct random inputs per length (seeded)
+CHUNK = 20_000                 # inputs evaluated and run at once (bounds memory on exhaustive checks)
 
 
 def input_ids(V: int, N: int, exhaustive_limit: int = EXHAUSTIVE_LIMIT, per_length: int = SAMPLE_PER_LENGTH,
@@ -49,26 +50,31 @@ def agreement(model, ids: dict[int, np.ndarray], mode: str = "hard", beta: float
     max_error = 0.0
     first = None
     per_length = []
-    for n, idx in sorted(ids.items()):
+    for n, all_idx in sorted(ids.items()):
         if deadline is not None and time.monotonic() > deadline:
             break
-        want, ok = model.expected(idx)
-        got = model.forward_outputs(idx, mode, beta)
-        match, err = model.compare(got, want)
-        ok_rows = ok
-        row_match = match.all(axis=1) & ok_rows
-        total += int(ok_rows.sum())
-        agree += int(row_match.sum())
-        errors += int((~ok_rows).sum())
-        positions += int(ok_rows.sum()) * n
-        agree_positions += int(match[ok_rows].sum())
-        if ok_rows.any():
-            max_error = max(max_error, float(np.max(err[ok_rows])))
-        per_length.append({"n": n, "inputs": int(ok_rows.sum()), "agree": int(row_match.sum())})
-        if first is None and (ok_rows & ~row_match).any():
-            b = int(np.nonzero(ok_rows & ~row_match)[0][0])
-            first = {"input": model.tokens_of(idx[b]), "expected": _plain(want[b]),
-                     "got": model.decode_output(got[b:b + 1])[0]}
+        n_ok = n_agree = 0
+        for start in range(0, len(all_idx), CHUNK):
+            idx = all_idx[start:start + CHUNK]
+            want, ok = model.expected(idx)
+            got = model.forward_outputs(idx, mode, beta)
+            match, err = model.compare(got, want)
+            ok_rows = ok
+            row_match = match.all(axis=1) & ok_rows
+            n_ok += int(ok_rows.sum())
+            n_agree += int(row_match.sum())
+            errors += int((~ok_rows).sum())
+            positions += int(ok_rows.sum()) * n
+            agree_positions += int(match[ok_rows].sum())
+            if ok_rows.any():
+                max_error = max(max_error, float(np.max(err[ok_rows])))
+            if first is None and (ok_rows & ~row_match).any():
+                b = int(np.nonzero(ok_rows & ~row_match)[0][0])
+                first = {"input": model.tokens_of(idx[b]), "expected": _plain(want[b]),
+                         "got": model.decode_output(got[b:b + 1])[0]}
+        total += n_ok
+        agree += n_agree
+        per_length.append({"n": n, "inputs": n_ok, "agree": n_agree})
     return {"inputs": total, "agree": agree, "fraction": agree / total if total else 1.0,
             "positions": positions, "agree_positions": agree_positions,
             "max_error": max_error, "evaluator_errors": errors, "exhaustive": exhaustive,

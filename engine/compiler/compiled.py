@@ -39,6 +39,8 @@ class CompiledModel:
         self.output_encoding = out.encoding
         self.classes = np.asarray(out.classes) if out.classes is not None else None
         self.output_values = output_values if out.encoding == "numerical" else None
+        self.causal = bool(transformer.config.get("causal"))
+        self.warnings: list[dict] = []     # {severity, message, line, col, ...}: see value_sets.rounding_warnings
 
     # ---------------------------------------------------------------- properties
 
@@ -134,15 +136,35 @@ class CompiledModel:
         key = (idx.shape, hashlib.sha1(idx.tobytes()).hexdigest())
         if key in self._expected_cache:
             return self._expected_cache[key]
+        if self.causal:
+            result = self._expected_on_prefixes(idx)
+        else:
+            result = self._evaluate(idx)
+        if len(self._expected_cache) < 64:
+            self._expected_cache[key] = result
+        return result
+
+    def _evaluate(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         tokens = self.program.vocab_array[idx]
         out = self.program.output
         vals = run_graph(self._nodes, tokens, {out.id}, time.monotonic() + 600, DEFAULT_LIMITS)[out.id]
         ok = np.array([e is None for e in vals.errors], dtype=bool)
         data = vals.data if vals.data is not None else np.zeros(idx.shape, dtype=np.int64)
-        result = (np.asarray(data), ok)
-        if len(self._expected_cache) < 64:
-            self._expected_cache[key] = result
-        return result
+        return np.asarray(data), ok
+
+    def _expected_on_prefixes(self, idx: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Causal models: position i's expected value is the evaluator's value at i on the prefix of
+        length i + 1 (the rows whose every prefix evaluates)."""
+        B, n = idx.shape
+        cols, ok = [], np.ones(B, dtype=bool)
+        for p in range(1, n + 1):
+            data, ok_p = self._evaluate(idx[:, :p])
+            cols.append(data[:, p - 1])
+            ok &= ok_p
+        want = np.empty((B, n), dtype=np.result_type(*[c.dtype for c in cols])) if cols else np.zeros((B, 0))
+        for p, c in enumerate(cols):
+            want[:, p] = c
+        return want, ok
 
     def expected_errors(self, idx: np.ndarray) -> list:
         tokens = self.program.vocab_array[np.asarray(idx, dtype=np.int64)]
@@ -152,9 +174,14 @@ class CompiledModel:
 
     def check(self, mode: str = "hard", beta: float | None = None, exhaustive_limit: int = checks.EXHAUSTIVE_LIMIT,
               per_length: int = checks.SAMPLE_PER_LENGTH, seed: int = 0, lengths=None) -> dict:
-        """Agreement with the evaluator on every input up to max_len (or a seeded sample when too many)."""
+        """Agreement with the evaluator on every input up to max_len (or a seeded sample when there are more
+        than exhaustive_limit: then `exhaustive` is false and `population` says how many there are). Causal
+        models are checked position by position against the evaluator on each prefix."""
         ids, exhaustive = checks.input_ids(len(self.vocab), self.max_len, exhaustive_limit, per_length, seed, lengths)
-        return checks.agreement(self, ids, mode, beta, exhaustive)
+        doc = checks.agreement(self, ids, mode, beta, exhaustive)
+        doc["population"] = sum(len(self.vocab) ** n for n in (lengths or range(1, self.max_len + 1)))
+        doc["causal"] = self.causal
+        return doc
 
     # ---------------------------------------------------------------- decoding
 
@@ -295,8 +322,11 @@ class CompiledModel:
             "mlp_widths": [m["width"] for m in self.mlps],
             "residual_width": c["d_model"], "d_head": c["d_head"], "d_mlp": c["d_mlp"],
             "params": self.transformer.parameters(),
+            "nonzero_params": self.transformer.nonzero_parameters(),
+            "causal": self.causal,
             "attn_scale": c["attn_scale"],
             "layout": self.layout, "heads": self.heads, "mlps": self.mlps, "notes": self.notes,
+            "warnings": self.warnings,
             "compile_seconds": round(self.compile_seconds, 4),
         }
 
@@ -305,13 +335,26 @@ class CompiledModel:
         config = dict(self.config)
         if beta is not None:
             config["attn_scale"] = float(beta)
-        meta = {"output": self.output_name, "layout": self.layout, "heads": self.heads, "notes": self.notes,
-                "source": self.program.source}
-        save_npz(file, config, self.weights, meta)
+        save_npz(file, config, self.weights, self._meta())
 
     def state_dict(self, dtype=None) -> dict:
-        """The weights as a PyTorch state_dict with the docs/weights.md names (needs torch)."""
+        """The weights as a PyTorch state_dict with the docs/weights.md names (needs torch). Tensors only,
+        so that `load_state_dict` takes it; `export_torch` saves it together with the config."""
         return state_dict(self.weights, dtype)
+
+    def export_torch(self, file, beta: float | None = None, dtype=None):
+        """A torch file {"config", "state_dict", "rasplay"} (the trainer's format: engine.train.load_model
+        reads it; torch.load(..., weights_only=True) too). Needs torch."""
+        import torch
+
+        config = dict(self.config)
+        if beta is not None:
+            config["attn_scale"] = float(beta)
+        torch.save({"config": config, "state_dict": self.state_dict(dtype), "rasplay": self._meta()}, file)
+
+    def _meta(self) -> dict:
+        return {"output": self.output_name, "layout": self.layout, "heads": self.heads, "notes": self.notes,
+                "warnings": self.warnings, "source": self.program.source}
 
     def soft_study(self, **kwargs) -> dict:
         from .soft import soft_study

@@ -276,10 +276,36 @@ class Planner:
                 fit = _affine(b.phys_values(), values, bad)
                 if fit is not None:
                     return Reader(b, values, bad, affine=fit)
+        if layer == self.L + 1 and srcs is not None and len(srcs) > 1:
+            linear = self.linear_reader(node, srcs)
+            if linear is not None:
+                return linear
         block = self.materialize(node, self.overrides.get(node.id, "numerical"), layer)
         if block.kind == "categorical":
             return self.numeric_reader(Reader(block, block.values, np.zeros(block.size, bool)), node)
         return Reader(block, None, None, affine=(1.0, 0.0))
+
+    def linear_reader(self, node: Node, srcs: list[Block]) -> Reader | None:
+        """The unembedding reads a numerical output that is exactly linear in numerical blocks holding
+        their values (`opens - closes`): sum a_i x_i + b, checked on every realizable combination."""
+        if any(not (b.identity and b.values is not None) for b in srcs):
+            return None
+        try:
+            domain = self.domain(srcs, node)
+        except RaspError:
+            return None
+        values, bad = Fused(domain.env, domain.size, self.virtual).value(node)
+        y = np.asarray(values)
+        if y.dtype.kind not in "bif" or not domain.size or np.asarray(bad).any():
+            return None
+        X = np.stack([b.phys_values()[domain.index[i]] for i, b in enumerate(srcs)] + [np.ones(domain.size)], axis=1)
+        y = y.astype(np.float64)
+        coef = np.linalg.lstsq(X, y, rcond=None)[0]
+        coef = np.where(np.abs(coef - np.round(coef)) < 1e-9, np.round(coef), coef)
+        if not np.allclose(X @ coef, y, rtol=1e-9, atol=1e-12):
+            return None
+        return Reader(srcs[0], None, None, affine=(0.0, float(coef[-1])),
+                      terms=[(b, float(a)) for b, a in zip(srcs, coef[:-1])])
 
     def numeric_reader(self, r: Reader, node: Node) -> Reader:
         if np.asarray(r.values).dtype.kind not in "bif":

@@ -185,14 +185,16 @@ def _env(axes: list[Axis], index: list[np.ndarray]) -> dict:
 
 # ------------------------------------------------------------------ value helpers
 
-def unique_values(values: np.ndarray) -> np.ndarray:
-    """Sorted distinct values. Floats that agree to 12 significant digits count as one, represented by
-    the member nearest its 12-digit rounding (1.0 rather than 0.9999999999999999: the value exact
-    arithmetic gives, which is what the evaluator usually computes)."""
+def unique_values(values: np.ndarray, exact: bool = False) -> np.ndarray:
+    """Sorted distinct values. exact: every distinct float is its own value (the compiler computed
+    them with the evaluator's own float operations, so they are bit for bit the evaluator's).
+    Otherwise floats that agree to 12 significant digits count as one, represented by the member
+    nearest its 12-digit rounding (1.0 rather than 0.9999999999999999): for values whose last bits
+    depend on an order of float additions the compiler cannot know (means of non-integers)."""
     values = np.asarray(values)
     if values.size == 0:
         return values
-    if values.dtype.kind != "f":
+    if values.dtype.kind != "f" or exact:
         return np.unique(values)
     v = np.unique(values)
     if v.size < 2:
@@ -207,6 +209,16 @@ def unique_values(values: np.ndarray) -> np.ndarray:
     firsts = np.ones(v.size, dtype=bool)
     firsts[1:] = cluster[order][1:] != cluster[order][:-1]
     return np.sort(v[order][firsts])
+
+
+def near_duplicates(values: np.ndarray) -> list[tuple]:
+    """Pairs of neighbouring distinct floats of a sorted array that agree to 12 significant digits:
+    values exact arithmetic would (almost surely) make equal, kept apart by float rounding."""
+    v = np.asarray(values)
+    if v.dtype.kind != "f" or v.size < 2:
+        return []
+    close = np.isclose(v[1:], v[:-1], rtol=1e-12, atol=1e-12) & (v[1:] != v[:-1])
+    return [(float(v[i]), float(v[i + 1])) for i in np.nonzero(close)[0]]
 
 
 def common_kind(a: np.ndarray, b: np.ndarray) -> str | None:

@@ -221,7 +221,7 @@ def _target_output(t: Target, domain, virtual: dict) -> _Output:
     row_codes = []
     for n in t.components:
         y, b = fused.value(n)
-        table = unique_values(np.asarray(block.provides[n.id]))
+        table = unique_values(np.asarray(block.provides[n.id]), exact=True)
         c = lookup(table, y)
         codes.append(c)
         row_codes.append(lookup(table, np.asarray(block.provides[n.id])))
@@ -304,6 +304,7 @@ def _numerical_units(units: _Units, out: _Output, domain, cat: list, num: list, 
     num_dims = np.array([b.start for _, b in num])
     order = np.argsort(combo_of, kind="stable")
     bounds = np.searchsorted(combo_of[order], np.arange(C + 1))
+    used = 0
     for c in range(C):
         pts = order[bounds[c]:bounds[c + 1]]
         pts = pts[out.valid[pts]]
@@ -313,11 +314,11 @@ def _numerical_units(units: _Units, out: _Output, domain, cat: list, num: list, 
         if linear:
             _linear_units(units, out, forms[0], c, gate_dims, k, num_dims, xmax)
         else:
-            _step_units(units, out, X[pts], np.asarray(out.y)[pts], [(A[c], b[c]) for A, b in coords],
-                        gate_dims, k, num_dims, xmax)
+            used = max(used, _step_units(units, out, X[pts], np.asarray(out.y)[pts],
+                                         [(A[c], b[c]) for A, b in coords], gate_dims, k, num_dims, xmax))
     if linear:
         return "linear in its numerical inputs: relu(x) - relu(-x)"
-    return f"steps along {len(coords)} coordinate{'s' if len(coords) != 1 else ''} per categorical combination"
+    return f"steps along {used} coordinate{'s' if used != 1 else ''} per categorical combination"
 
 
 def _majority(out: _Output, y: np.ndarray, group: np.ndarray, yu: np.ndarray) -> np.ndarray:
@@ -355,7 +356,8 @@ def _linear_units(units: _Units, out: _Output, form: _Form, c: int, gate_dims, k
 
 
 def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coords: list, gate_dims, k: int,
-                num_dims, xmax):
+                num_dims, xmax) -> int:
+    """Units for one categorical combination; returns how many coordinates the steps run along."""
     d = units.d
     coords = [(A, b) for A, b in coords if np.any(A)]
     T = np.stack([X @ A + b for A, b in coords], axis=1) if coords else np.zeros((len(X), 0))
@@ -382,6 +384,12 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
     inverse = inverse.ravel()
     yu = y[first]
     conflict = ~out.same(y, yu[inverse])
+    raw = [(np.eye(X.shape[1])[j], 0.0) for j in range(X.shape[1])]
+    if conflict.any() and not _same_coords(coords, raw):
+        # the projection merges inputs with different results (a linear part such as 7*a + 3*b is 3.0
+        # at one input and 2.9999999999999996 at another, and the evaluator keeps them apart): step
+        # along the numerical inputs themselves, which are one-to-one on the domain
+        return _step_units(units, out, X, y, raw, gate_dims, k, num_dims, xmax)
     if conflict.any():
         yu = _majority(out, y, inverse, yu)
         units.ties += int(np.unique(inverse[conflict]).size)
@@ -393,7 +401,7 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
     units.add(base_w1, np.array([1.0 - k]), out.rows(yu[:1], d))
     change = np.nonzero(~out.same(yu[1:], yu[:-1]))[0]
     if not len(change):
-        return
+        return len(keep)
     t0, t1 = tu[change], tu[change + 1]
     if np.any(t1 <= t0):
         raise AssertionError("an MLP table's projection is not one-to-one (numerical precision)")
@@ -408,6 +416,12 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
     delta = out.delta_rows(yu[change], yu[change + 1], d)
     units.add(w1, bias, delta)
     units.add(w1.copy(), bias - 1.0, -delta)
+    return len(keep)
+
+
+def _same_coords(a: list, b: list) -> bool:
+    return len(a) == len(b) and all(np.array_equal(A1, A2) and float(b1) == float(b2)
+                                    for (A1, b1), (A2, b2) in zip(a, b))
 
 
 def _nearest(u: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -96,6 +96,8 @@ class Reader:
     values: np.ndarray                 # per dimension of block (categorical), or [constant]
     bad: np.ndarray                    # where reading fails (the evaluator errors there)
     affine: tuple | None = None        # numerical block: (a, b)
+    terms: list | None = None          # the unembedding only: [(numerical block, a_i)], value = sum a_i x_i + b
+                                       # with b = affine[1] (a linear numerical output needs no MLP)
 
 
 @dataclass

@@ -21,7 +21,7 @@ class CompileLimits:
     max_len: int = 64                  # longest input the model is compiled for
     max_vocab: int = 256               # input tokens
     max_categories: int = 1024         # values of one categorical (one-hot) block
-    max_means: int = 20_000            # possible means of a numerical aggregate that is read by an MLP
+    max_means: int = 200_000           # possible means of a numerical aggregate that is read by an MLP
     max_domain: int = 2_000_000        # input combinations one MLP table (or value set) enumerates
     max_hidden: int = 32_768           # hidden units of one MLP
     max_selector_atoms: int = 12       # select(...) atoms combined by and/or/not in one selector

@@ -18,12 +18,14 @@ from .. import elementwise
 from ..lang.errors import RaspError
 from ..program import Full, Node
 from .extract import ProgramGraph
-from .fused import Constraint, DomainTooLarge, Fused, joint_domain, unique_rows, unique_values
+from .fused import (Constraint, DomainTooLarge, Fused, joint_domain, near_duplicates, unique_rows,
+                    unique_values)
 from .plan import Block
 from .validate import Program
 
 REFLEXIVE = {"==": True, "<=": True, ">=": True, "!=": False, "<": False, ">": False}
 VALUE_SET_DOMAIN = 500_000     # combinations enumerated to infer one elementwise value set exactly
+JOINT_MEANS = 20_000           # joint values of means over one selector tracked together (beyond: independent)
 
 
 @dataclass
@@ -40,6 +42,10 @@ class ValueSets:
     dropped_default: dict[int, str] = field(default_factory=dict)
     constraints: list = field(default_factory=list)
     joints: list = field(default_factory=list)      # (aggregate ids, rows): means over one selector, jointly
+    inexact: set = field(default_factory=set)       # ids whose floats may differ in the last bits from the
+                                                    # evaluator's (means of non-integers and what uses them)
+    rounding: dict = field(default_factory=dict)    # id -> (a, b): distinct floats exact arithmetic makes equal
+    root: dict = field(default_factory=dict)        # id -> the node whose too-large value set it inherits
 
     def get(self, node) -> np.ndarray | None:
         return self.values.get(node.id)
@@ -131,6 +137,17 @@ def _injective_over_positions(keys: Node, vs: ValueSets, N: int) -> bool:
     return not bad.any() and unique_values(out).size == N
 
 
+def _root_reason(program: Program, vs: ValueSets, missing: Node, node: Node) -> str:
+    """Why `node` has no value set: name the intermediate whose own value set is too large (following
+    s-ops that are too large only because what they are computed from is)."""
+    root = vs.root.get(missing.id, missing)
+    vs.root[node.id] = root
+    span = program.span_of(root)
+    where = f" (line {span.line})" if span is not None and span.source == "<program>" else ""
+    return (f"it is computed from '{program.name(root)}'{where}, whose possible values are too many to list: "
+            f"{vs.why_none.get(root.id, 'too many combinations')}")
+
+
 def _leaves(node: Node) -> list[Node]:
     """The non-constant inputs an elementwise expression is computed from."""
     found, seen, stack = {}, set(), [node]
@@ -175,7 +192,7 @@ def _elementwise_values(program: Program, node: Node, vs: ValueSets):
     for keys in attempts:
         missing = [k for k in keys if vs.values.get(k) is None]
         if missing:
-            reason = f"it is computed from '{program.name(by_id[missing[0]])}', whose value set is too large"
+            reason = _root_reason(program, vs, by_id[missing[0]], node)
             continue
         try:
             domain = node_domain(keys, vs, min(program.limits.max_domain, VALUE_SET_DOMAIN))
@@ -191,7 +208,13 @@ def _elementwise_values(program: Program, node: Node, vs: ValueSets):
         if domain.size and not good.size:
             raise RaspError(f"'{program.name(node)}' has no value on any input (every combination of its "
                             f"inputs fails)", node.origin, "value")
-        vs.values[node.id] = unique_values(good)
+        exact = not any(k in vs.inexact for k in keys)
+        if not exact:
+            vs.inexact.add(node.id)
+        vs.values[node.id] = unique_values(good, exact)
+        near = near_duplicates(vs.values[node.id]) if exact else []
+        if near:
+            vs.rounding[node.id] = near[0]
         return
     vs.values[node.id] = None
     vs.why_none[node.id] = reason or "too many combinations"
@@ -207,13 +230,19 @@ def _aggregate_values(program: Program, node: Node, vs: ValueSets):
         vs.never_empty.add(node.id)
     if sop_values is None:
         vs.values[node.id] = None
-        vs.why_none[node.id] = f"the values it aggregates ('{program.name(node.sop)}') are too many"
+        vs.why_none[node.id] = _root_reason(program, vs, node.sop, node)
         return
     values = sop_values
     numeric = sop_values.dtype.kind in "if"
+    if node.sop.id in vs.inexact:
+        vs.inexact.add(node.id)
     if numeric and not (vs.at_most_one.get(sel.id) or sop_values.size <= 1 or vs.constant.get(sel.id) is False):
         vs.averages.add(node.id)
-        values = mean_values(sop_values, program.max_len, program.limits.max_means)
+        if not integral(sop_values):
+            vs.inexact.add(node.id)     # the evaluator's sum of non-integers depends on the order of positions
+        positional = _positional_means(node, program.max_len) if integral(sop_values) else None
+        values = positional if positional is not None else mean_values(sop_values, program.max_len,
+                                                                        program.limits.max_means)
         if values is None:
             vs.values[node.id] = None
             vs.why_none[node.id] = (f"the means of up to {program.max_len} of its values are more than "
@@ -223,7 +252,8 @@ def _aggregate_values(program: Program, node: Node, vs: ValueSets):
         default = elementwise.as_array(node.default).reshape(1)
         try:
             kind = elementwise.join_types(values, default, "")
-            values = unique_values(np.concatenate([elementwise.cast(values, kind), elementwise.cast(default, kind)]))
+            values = unique_values(np.concatenate([elementwise.cast(values, kind), elementwise.cast(default, kind)]),
+                                   node.id not in vs.inexact)
         except RaspError:
             vs.dropped_default[node.id] = (
                 f"the default {node.default!r} of '{program.name(node)}' cannot mix with its "
@@ -244,7 +274,7 @@ def _joint_means(program: Program, graph: ProgramGraph, node: Node, vs: ValueSet
              and n.selector is node.selector and graph.depth[n.id] == depth and vs.values.get(n.id) is not None]
     if len(group) < 2:
         return
-    cap = program.limits.max_means
+    cap = min(program.limits.max_means, JOINT_MEANS)
     keys = sorted({leaf.id for n in group for leaf in _leaves(n.sop)})
     try:
         domain = node_domain(keys, vs, min(program.limits.max_domain, VALUE_SET_DOMAIN))
@@ -274,10 +304,50 @@ def _joint_means(program: Program, graph: ProgramGraph, node: Node, vs: ValueSet
     vs.joints = [j for j in vs.joints if not set(j[0]) <= set(ids)] + [(ids, joint)]
 
 
+def _positional_means(node: Node, N: int) -> np.ndarray | None:
+    """The means an aggregate takes when both its selector and its values are functions of positions
+    alone (`aggregate(select(indices, indices, <=), indices)` takes only q/2, not every mean of 0..N-1):
+    for each length n and query q, the mean over the keys k < n the selector picks. Non-empty rows
+    only (the caller adds the default). None unless the selector is known at every (q, k)."""
+    from .causal import known_table
+    table = known_table(node.selector, N)
+    if table is None:
+        return None
+    leaves = _leaves(node.sop)
+    if any(n.kind != "indices" for n in leaves):
+        return None
+    try:
+        f, bad = Fused({n.id: np.arange(N, dtype=np.int64) for n in leaves}, N).value(node.sop)
+    except (RaspError, KeyError):
+        return None
+    f = np.broadcast_to(np.asarray(f), (N,))
+    if np.asarray(bad).any() or f.dtype.kind not in "bif":
+        return None
+    f = f.astype(np.int64)
+    out = []
+    for n in range(1, N + 1):
+        sub = table[:n, :n]
+        counts = sub.sum(axis=1)
+        sums = sub.astype(np.int64) @ f[:n]
+        ok = counts > 0
+        out.append(sums[ok] / counts[ok])
+    return np.unique(np.concatenate(out))
+
+
+def integral(values: np.ndarray) -> bool:
+    """Are all values integers small enough that float sums of up to 64 of them are exact?"""
+    v = np.asarray(values)
+    if v.dtype.kind in "bi":
+        return True
+    return v.dtype.kind == "f" and bool(np.all(np.isfinite(v) & (v == np.round(v)) & (np.abs(v) < 2.0 ** 46)))
+
+
 def mean_values(values: np.ndarray, max_len: int, cap: int) -> np.ndarray | None:
-    """Every mean of 1..max_len values drawn (with repetition) from `values`, or None past `cap`."""
+    """Every mean of 1..max_len values drawn (with repetition) from `values`, or None past `cap`.
+    Means of integers are exact: the evaluator sums them exactly and divides once (correctly rounded),
+    as here; means of other floats are kept to 12 significant digits."""
     v = values.astype(np.int64) if values.dtype.kind == "b" else values
-    exact = v.dtype.kind == "i"
+    exact = integral(v)
     sums = unique_values(v)
     means = [sums.astype(np.float64)]
     for w in range(2, max_len + 1):
@@ -286,5 +356,40 @@ def mean_values(values: np.ndarray, max_len: int, cap: int) -> np.ndarray | None
         if sums.size > cap:
             return None
         means.append(sums / w)
-    out = unique_values(np.concatenate(means))
+    out = unique_values(np.concatenate(means), exact)
     return None if out.size > cap else out
+
+
+# ------------------------------------------------------------------ float rounding
+
+DISCONTINUOUS = ("==", "!=", "<", ">", "<=", ">=", "round", "%", "//", "in", "getitem", "indicator", "not",
+                 "and", "or", "if")
+
+
+def rounding_warnings(program: Program, graph: ProgramGraph, vs: ValueSets) -> list[dict]:
+    """Where the evaluator's own float rounding decides a comparison: an s-op takes two distinct floats
+    that exact (rational) arithmetic makes equal (7 * 3/9 + 3 * 2/9 is 2.9999999999999996, 7 * 3/7 is
+    3.0), and a selector or a discontinuous op (==, <, round, %, ...) reads it. The compiled model
+    follows the evaluator's floats bit for bit, so it agrees; the warning says that the program's
+    answer there is an artefact of rounding. One warning per (s-op, reader), with the reader's span."""
+    out = []
+    for nid, (a, b) in sorted(vs.rounding.items()):
+        node = graph.by_id[nid]
+        for reader in graph.consumers.get(nid, []):
+            if reader.kind == "select":
+                what = "the selector"
+            elif reader.kind in ("map", "sequencemap") and reader.op in DISCONTINUOUS:
+                what = f"'{reader.op}'"
+            else:
+                continue
+            span = reader.origin if reader.origin is not None else node.origin
+            entry = {"severity": "warning",
+                     "message": f"{what} reading '{program.name(node)}' depends on float rounding: "
+                                f"'{program.name(node)}' can be {a!r} or {b!r} where exact arithmetic gives one "
+                                f"value; the model follows the evaluator's floats, so it agrees, but the result "
+                                f"there is an artefact of rounding (compare with a tolerance, or use integers)"}
+            if span is not None:
+                entry.update(span.to_json())
+            if all(e["message"] != entry["message"] or e.get("line") != entry.get("line") for e in out):
+                out.append(entry)
+    return out
