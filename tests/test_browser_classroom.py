@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from test_browser import ARTIFACTS, Guarded, open_app, runs, wait_for_run
+from test_browser import ARTIFACTS, Guarded, open_app, runs, set_program, wait_for_run
 
 pytestmark = pytest.mark.browser
 
@@ -58,15 +58,6 @@ def shot(page, name: str, **kw):
 def ready(page, url, path="/"):
     open_app(page, url, path)
     page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=30000)
-
-
-def set_program(page, source: str):
-    before = runs(page)
-    page.click(".cm-content")
-    page.keyboard.press("Control+a")
-    page.keyboard.insert_text(source)
-    page.keyboard.press("Control+Enter")
-    wait_for_run(page, before)
 
 
 def set_input(page, text: str, index: int = 0):

@@ -23,6 +23,7 @@ from ..program import Node
 from .extract import ProgramGraph
 from .fused import Fused
 from .validate import Program
+from .value_sets import elementwise_leaves
 
 SELECTOR_KINDS = ("select", "select_and", "select_or", "select_not")
 
@@ -99,7 +100,7 @@ def _atom_table(sel: Node, N: int) -> np.ndarray | None:
     positions = np.arange(N, dtype=np.int64)
     sides = []
     for side in (sel.keys, sel.queries):
-        leaves = _leaves(side)
+        leaves = elementwise_leaves(side)
         if any(n.kind != "indices" for n in leaves):
             return None
         env = {n.id: positions for n in leaves}
@@ -115,17 +116,3 @@ def _atom_table(sel: Node, N: int) -> np.ndarray | None:
         return np.asarray(elementwise.compare(sel.predicate, keys[None, :], queries[:, None]), dtype=bool)
     except RaspError:
         return None
-
-
-def _leaves(node: Node) -> list[Node]:
-    found, seen, stack = [], set(), [node]
-    while stack:
-        n = stack.pop()
-        if n.id in seen:
-            continue
-        seen.add(n.id)
-        if n.kind in ("map", "sequencemap"):
-            stack.extend(n.inputs)
-        elif n.kind != "constant":
-            found.append(n)
-    return found

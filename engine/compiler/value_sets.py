@@ -127,7 +127,7 @@ def _injective_over_positions(keys: Node, vs: ValueSets, N: int) -> bool:
         return True
     if keys.kind not in ("map", "sequencemap"):
         return False
-    leaves = _leaves(keys)
+    leaves = elementwise_leaves(keys)
     if len(leaves) != 1 or leaves[0].kind != "indices":
         return False
     try:
@@ -148,7 +148,7 @@ def _root_reason(program: Program, vs: ValueSets, missing: Node, node: Node) -> 
             f"{vs.why_none.get(root.id, 'too many combinations')}")
 
 
-def _leaves(node: Node) -> list[Node]:
+def elementwise_leaves(node: Node) -> list[Node]:
     """The non-constant inputs an elementwise expression is computed from."""
     found, seen, stack = {}, set(), [node]
     while stack:
@@ -184,7 +184,7 @@ def node_domain(keys: list, vs: ValueSets, limit: int):
 
 
 def _elementwise_values(program: Program, node: Node, vs: ValueSets):
-    leaves = _leaves(node)
+    leaves = elementwise_leaves(node)
     by_id = {n.id: n for n in leaves + list(node.inputs)}
     bases = [n.id for n in leaves]
     attempts = [bases, sorted({c.id for c in node.inputs if c.kind != "constant"})]
@@ -275,7 +275,7 @@ def _joint_means(program: Program, graph: ProgramGraph, node: Node, vs: ValueSet
     if len(group) < 2:
         return
     cap = min(program.limits.max_means, JOINT_MEANS)
-    keys = sorted({leaf.id for n in group for leaf in _leaves(n.sop)})
+    keys = sorted({leaf.id for n in group for leaf in elementwise_leaves(n.sop)})
     try:
         domain = node_domain(keys, vs, min(program.limits.max_domain, VALUE_SET_DOMAIN))
         fused = Fused(domain.env, domain.size)
@@ -313,7 +313,7 @@ def _positional_means(node: Node, N: int) -> np.ndarray | None:
     table = known_table(node.selector, N)
     if table is None:
         return None
-    leaves = _leaves(node.sop)
+    leaves = elementwise_leaves(node.sop)
     if any(n.kind != "indices" for n in leaves):
         return None
     try:
