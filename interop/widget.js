@@ -101,9 +101,15 @@ async function render({ model, el }) {
   const diagramBox = node("div", "diagram");
   diagramSection.append(totals, diagramBox);
   const heatmapSection = section(root, "Selector", "heatmap");
+  // the same parts the page gives heatmap.showSelector: the plot inside the box that scrolls, the
+  // keyboard cursor's read-out, and the room the fitted heatmap may take
+  const scroller = node("div", "heatmap-scroll");
   const parts = { title: node("h3", "heatmap-title"), note: node("p", "note"), plot: node("div", "heatmap-plot"),
-    below: node("div", "heatmap-below") };
-  heatmapSection.append(parts.title, parts.note, parts.plot, parts.below);
+    below: node("div", "heatmap-below"), readout: node("p", "heatmap-cell"), scroller,
+    box: () => { const width = scroller.clientWidth || 500; return { width, height: Math.max(260, Math.min(width, 560)) }; } };
+  scroller.append(parts.plot);
+  parts.readout.setAttribute("aria-live", "polite");
+  heatmapSection.append(parts.title, parts.note, scroller, parts.readout, parts.below);
 
   const current = doc.trace ? doc.trace.input : 0;
   let selection = data.selection || docmodel.defaultSelection(doc);
