@@ -110,8 +110,6 @@ def test_a_program_that_does_not_parse_keeps_the_last_results_marked_stale(guard
 
 # ------------------------------------------------------------------ 2. work is never lost
 
-@pytest.mark.skip(reason="passes alone but fails after other tests of this file on the same server "
-                  "(Back or Undo after a reload); open under issue 12")
 def test_the_draft_survives_a_reload_and_back_returns_after_loading_an_example(guarded, server):
     page = guarded.page()
     ready(page, server.url)

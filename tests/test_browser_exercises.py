@@ -98,6 +98,7 @@ def test_a_student_solves_two_exercises(guarded, live_server):
     assert stored["solved"] == {"reverse": True, "histogram": True}
     assert stored["drafts"]["reverse"] == REVERSE_RIGHT
     open_app(page, live_server.url, "/#x=reverse")
+    page.wait_for_function("() => document.getElementById('exercise-title').textContent === 'Reverse'")
     page.reload()
     page.wait_for_selector("body[data-ready='1']")
     assert page.evaluate("window.rasplay.state.source") == REVERSE_RIGHT

@@ -10,8 +10,8 @@ import { openGallery } from "./gallery.js";
 import { heatmapView, showSelector } from "./heatmap.js";
 import { loadPlotly } from "./plotly.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
-import { applyShared, linkFor, loadDraft, LinkError, lockAddress, parseInputText, pushState, readHash, saveHashSoon,
-  shareable, state } from "./state.js";
+import { applyShared, cancelAddressWrite, linkFor, loadDraft, LinkError, lockAddress, parseInputText, pushState, readHash,
+  saveHashSoon, settleAddress, shareable, state } from "./state.js";
 import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, forgetCompiled, renderAttention, renderCompileForm,
   renderResidual, renderStudy, renderSummary, runCompiled, studySoft } from "./compile.js";
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
@@ -458,6 +458,7 @@ async function openState(obj) {
 
 // An example replaces the program in a new history entry (Back returns), with an undo.
 async function loadExample(ex) {
+  await settleAddress();   // Back returns to exactly this program, even if it was typed a moment ago
   const before = shareable();
   state.source = ex.source;
   state.inputs = [ex.input];
@@ -496,6 +497,7 @@ async function initialState() {
 
 // Back / Forward, or a hash typed into the address bar (an exercise link opens the exercise).
 async function openFromAddress() {
+  cancelAddressWrite();
   const exerciseId = exerciseIdFromHash();
   if (exerciseId) {
     if (!state.exercise || state.exercise.id !== exerciseId) enterExercise(exerciseId).catch((e) => toast(e.message));

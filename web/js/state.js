@@ -99,14 +99,34 @@ let addressLocked = false;
 export function lockAddress(on) { addressLocked = on; }
 
 let hashTimer = null;
+
+function currentFragment() {
+  return state.exercise ? `#x=${state.exercise.id}` : null;
+}
+
+async function writeAddress() {
+  saveDraft();
+  if (addressLocked) return;
+  const fragment = currentFragment() || `#v1=${await encodeState(shareable())}`;
+  if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
+}
+
 export function saveHashSoon() {
   clearTimeout(hashTimer);
-  hashTimer = setTimeout(async () => {
-    saveDraft();
-    if (addressLocked) return;
-    const fragment = state.exercise ? `#x=${state.exercise.id}` : `#v1=${await encodeState(shareable())}`;
-    if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
-  }, 300);
+  hashTimer = setTimeout(writeAddress, 300);
+}
+
+// The address changed under us (Back, Forward, a typed link): a pending write of the state shown
+// until now must not land in the entry the browser moved to.
+export function cancelAddressWrite() {
+  clearTimeout(hashTimer);
+}
+
+// Write the state on screen into the current history entry now (not in 300 ms), so that Back to
+// this entry returns to it: called before a new program replaces it.
+export async function settleAddress() {
+  clearTimeout(hashTimer);
+  await writeAddress();
 }
 
 // A new history entry for a new program (an example loaded): Back returns to the previous one.
