@@ -54,6 +54,7 @@ def _job_main(conn: Connection, runner_path: str, spec: dict | None, workdir: st
         if warm is not None:
             warm()
         try:
+            conn.send_bytes(b"rd")   # ready: the imports are done (the manager reports it in its stats)
             given = orjson.loads(conn.recv_bytes())
         except (EOFError, OSError):
             return   # the server went away before giving this spare a job
@@ -114,6 +115,7 @@ class JobManager:
         self.memory_bytes = memory_bytes
         self.warm = warm
         self._spares: list[tuple[mp.Process, Connection]] = []
+        self._ready: set[int] = set()   # pids of spares that said they are ready
         self.workroot = os.fspath(workroot) if workroot is not None else None
         if self.workroot is not None:
             shutil.rmtree(self.workroot, ignore_errors=True)
@@ -174,7 +176,21 @@ class JobManager:
 
     def stats(self) -> dict:
         return {"running": len(self._running), "queued": len(self._queue), "max_running": self.max_running,
-                "max_queued": self.max_queued, "time_limit": self.time_limit, "memory_limit": self.memory_bytes}
+                "max_queued": self.max_queued, "time_limit": self.time_limit, "memory_limit": self.memory_bytes,
+                "warm": self._spares_ready(), "warm_starting": len(self._spares) - self._spares_ready()}
+
+    def _spares_ready(self) -> int:
+        """Spare processes that have done their imports (each says so once on its pipe)."""
+        for process, conn in self._spares:
+            try:
+                while process.pid not in self._ready and conn.poll():
+                    if conn.recv_bytes() == b"rd":
+                        self._ready.add(process.pid)
+            except (EOFError, OSError):
+                pass
+        alive = {p.pid for p, _ in self._spares if p.is_alive()}
+        self._ready &= alive
+        return len(self._ready)
 
     # ---------------------------------------------------------------- internals
 
@@ -235,6 +251,8 @@ class JobManager:
                 self._finish(job, "failed", error="the training process ended unexpectedly")
             return
         kind, body = message[:2], message[2:]
+        if kind == b"rd":   # a spare given this job before it had said it was ready
+            return
         if kind == b"ev":
             job.events.append(orjson.loads(body))
             job.notify()

@@ -54,7 +54,7 @@ class Settings:
     # training jobs running at once: one per two cores, but at least two where there are two cores, so
     # that a model and its ablation train side by side
     train_jobs: int = min(max(2, (os.cpu_count() or 2) // 2), os.cpu_count() or 2)
-    train_warm: int = 1                 # spare training processes kept started (PyTorch loaded): no wait at a click
+    train_warm: int = 2                 # spare training processes kept started (PyTorch loaded): no wait at a click
     train_queue: int = 4                # training jobs waiting; more are refused (429)
     train_seconds: float = 600.0        # a training job's time limit
     heavy_workers: int = 0              # worker processes for compiler work (0: half the evaluation workers, >= 1)

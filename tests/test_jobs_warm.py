@@ -39,12 +39,18 @@ def test_a_job_starts_in_the_warm_spare_and_the_spare_is_replaced():
         try:
             jobs.fill_spares()
             (spare, _), = jobs._spares
+            # the stats say when the spare has done its imports (what /health reports as training.warm)
+            deadline = time.monotonic() + 60
+            while jobs.stats()["warm"] < 1 and time.monotonic() < deadline:
+                await asyncio.sleep(0.05)
+            assert jobs.stats()["warm"] == 1 and jobs.stats()["warm_starting"] == 0
             first = await _wait(jobs.submit({"x": 1}))
             assert first.status == "done" and first.warm and first.public()["warm"] is True
             assert first.result == {"pid": spare.pid, "warmed_here": True, "echo": 1}
             assert [e["phase"] for e in first.events] == ["test"]
             # the spare was used up; a fresh one is started once no job runs
             assert len(jobs._spares) == 1 and jobs._spares[0][0].pid != spare.pid
+            assert jobs.stats()["warm"] + jobs.stats()["warm_starting"] == 1
             # two jobs at once: one gets the spare, the other a fresh (cold) process; both finish
             a, b = jobs.submit({"x": 2}), jobs.submit({"x": 3})
             await _wait(a), await _wait(b)

@@ -13,8 +13,8 @@ const COLORS = ["#0072B2", "#D55E00"];
 
 // Defaults that reach >= 99% held-out per sequence on Reverse (lengths up to 16) fast on a small CPU
 // (bench/train_click.py measures them): stop at the target, or give up after the time budget.
-export const TRAIN_DEFAULTS = { max_len: 16, d_model: 64, batch_size: 32, steps: 3000, time_budget: 45, stop_at: 99,
-  lr: 0.003 };
+export const TRAIN_DEFAULTS = { max_len: 16, d_model: 32, batch_size: 32, steps: 3000, time_budget: 45, stop_at: 99,
+  lr: 0.005 };
 let runs = [];          // {label, layers, job, events: [], result, source}
 let overlayMode = "trained";
 
@@ -58,7 +58,7 @@ export function renderTrainForm(container, state) {
     field("stop at", input({ id: "train-stop-at", type: "number", min: "1", max: "100", step: "0.5", value: String(TRAIN_DEFAULTS.stop_at) }),
       "% held-out per sequence"),
     field("learning rate", input({ id: "train-lr", type: "number", min: "0", max: "1", step: "any",
-      placeholder: String(TRAIN_DEFAULTS.lr) }), "empty: 0.003 (1e-5 fine-tuning)"),
+      placeholder: String(TRAIN_DEFAULTS.lr) }), "empty: 0.005 (1e-5 fine-tuning)"),
     field("supervise", el("span", {}, input({ id: "train-supervise", type: "checkbox" })),
       "pull heads towards their selectors"),
   );
