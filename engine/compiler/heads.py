@@ -39,28 +39,14 @@ def _side_dims(block: Block | None, one: Block) -> np.ndarray:
 def build_head(h: HeadPlan, d: int, one: Block, bos: Block) -> HeadWeights:
     q_rows, k_rows = [], []
     for t in h.tables:
-        table = t.table.astype(np.float64)
         qd, kd = _side_dims(t.query, one), _side_dims(t.key, one)
-        cols, col_class = np.unique(table, axis=1, return_inverse=True)   # cols: (|Q|, n_cols)
-        rows, row_class = np.unique(table, axis=0, return_inverse=True)   # rows: (n_rows, |K|)
-        if cols.shape[1] <= rows.shape[0]:
-            for c in range(cols.shape[1]):
-                if not cols[:, c].any():
-                    continue
-                qr, kr = np.zeros(d), np.zeros(d)
-                qr[qd] = cols[:, c]
-                kr[kd[col_class.ravel() == c]] = 1.0
-                q_rows.append(qr)
-                k_rows.append(kr)
-        else:
-            for r in range(rows.shape[0]):
-                if not rows[r].any():
-                    continue
-                qr, kr = np.zeros(d), np.zeros(d)
-                qr[qd[row_class.ravel() == r]] = 1.0
-                kr[kd] = rows[r]
-                q_rows.append(qr)
-                k_rows.append(kr)
+        qf, kf = factor_table(np.asarray(t.table, dtype=bool))
+        for qv, kv in zip(qf, kf):
+            qr, kr = np.zeros(d), np.zeros(d)
+            qr[qd] = qv
+            kr[kd] = kv
+            q_rows.append(qr)
+            k_rows.append(kr)
     qr, kr = np.zeros(d), np.zeros(d)
     qr[one.start] = h.bos_level
     kr[bos.start] = 1.0
@@ -89,6 +75,60 @@ def build_head(h: HeadPlan, d: int, one: Block, bos: Block) -> HeadWeights:
         o = np.array(o_cols).T
         v_bos = np.concatenate(v_bos)
     return HeadWeights(h, q, k, v, o, bos_slot, bos_slot.copy(), v_bos)
+
+
+def factor_table(table: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """0/1 factors (qf, kf), one row per score coordinate, with qf.T @ kf == table exactly.
+
+    Plain: one coordinate per distinct non-zero column (the key side marks the keys of that column,
+    the query side holds the column), or the same per distinct row, whichever is narrower. When the
+    distinct columns (or rows) are nested sets, as for an order comparison (`<` on a joint
+    (token, index) value), the table is a threshold: class j of the narrow side is selected exactly
+    when j <= rank(other side). Then the same number of coordinates, laid out as a Fenwick tree
+    over the classes (coordinate i covers classes i - lowbit(i) + 1 .. i), holds each value in at
+    most log2(classes) + 1 coordinates instead of up to all of them: far fewer non-zero weights.
+    The factorization with the fewest non-zeros among those of the fewest coordinates is used."""
+    options = []
+    for flip in (False, True):
+        t = table.T if flip else table
+        cols, col_class = np.unique(t, axis=1, return_inverse=True)     # cols: (|A|, n) over side A
+        col_class = col_class.ravel()
+        keep = cols.any(axis=0)
+        a = cols[:, keep].T.astype(np.float64)                            # (n, |A|)
+        b = (col_class[None, :] == np.flatnonzero(keep)[:, None]).astype(np.float64)   # (n, |B|)
+        options.append((a, b, flip))
+        fen = _fenwick(a, b)
+        if fen is not None:
+            options.append(fen + (flip,))
+    a, b, flip = min(options, key=lambda o: (len(o[0]), np.count_nonzero(o[0]) + np.count_nonzero(o[1])))
+    return (b, a) if flip else (a, b)
+
+
+def _fenwick(a: np.ndarray, b: np.ndarray):
+    """a: (n, |A|) distinct non-empty sets over side A, b: (n, |B|) the class of each B value. If the
+    sets are nested, the Fenwick-tree factors of the same product, else None."""
+    n = len(a)
+    if n < 3:
+        return None
+    order = np.argsort(-a.sum(axis=1), kind="stable")                  # largest set first
+    a, b = a[order], b[order]
+    if not (a[1:] <= a[:-1]).all():
+        return None
+    rank = a.sum(axis=0).astype(np.int64)                               # A value x sees classes 1..rank[x]
+    idx = np.arange(1, n + 1)
+    low = idx - (idx & -idx)                                            # coordinate i covers (low_i, i]
+    af = np.zeros((n, a.shape[1]))
+    bf = np.zeros((n, b.shape[1]))
+    for x, r in enumerate(rank):
+        while r > 0:                                                    # prefix 1..r: O(log n) coordinates
+            af[r - 1, x] = 1.0
+            r -= r & -r
+    cls = np.argmax(b, axis=0) + 1                                      # 1-based class of each B value
+    has = b.any(axis=0)
+    covers = (low[:, None] < cls[None, :]) & (cls[None, :] <= idx[:, None]) & has[None, :]
+    bf[covers] = 1.0
+    assert np.array_equal(af.T @ bf, a.T @ b)
+    return af, bf
 
 
 def _value_rows(read, d: int, one: Block) -> tuple[np.ndarray, np.ndarray]:
