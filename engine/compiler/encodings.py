@@ -28,6 +28,7 @@ from .validate import Program
 from .value_sets import ValueSets
 
 MAX_OUTPUT_CLASSES = 256
+JOINT_COST_FACTOR = 3
 
 
 class Planner:
@@ -139,6 +140,18 @@ class Planner:
                                    phys=1.0 / (values + 1), key=node.id, note="BOS weight 1/(w+1)"))
             h.serves.append(name)
             return
+        # one head over joint values costs about three times their count (the joint block's residual
+        # dimensions, the MLP units that write it, the head's score coordinates); split heads cost the
+        # MLP that adds the parts, a table over every combination of the parts' widths
+        if JOINT_COST_FACTOR * self.joint_cost(sel) < (hi + 1) ** len(boxes):
+            boxes, groups = self.joint_boxes(sel, layer, node, "selector_width")
+            h = self.head(sel, layer, "width", selectors.box_tables(boxes[0], groups) if boxes
+                          else selectors.never_selects(), None, shared=False, tag="joint")
+            values = np.arange(lo, hi + 1, dtype=np.int64)
+            h.out = self.add(Block(f"{name} [1/(w+1)]", "numerical", values, {node.id: values}, attn(layer),
+                                   phys=1.0 / (values + 1), key=node.id, note="BOS weight 1/(w+1)"))
+            h.serves.append(name)
+            return
         parts = []
         for j, box in enumerate(boxes):
             h = self.head(sel, layer, "width", selectors.box_tables(box, groups), (j, len(boxes)), shared=False)
@@ -152,8 +165,8 @@ class Planner:
         self.constraints.append(Constraint(tuple(parts), lambda *ws, lo=lo, hi=hi: _between(sum(ws), lo, hi),
                                            f"the parts of {name} add up to {lo}..{hi}"))
         self.notes.append(f"selector_width '{name}'{self.where(node)}: no single head can score its selector "
-                          f"(an 'or' across different values), so {len(boxes)} heads count disjoint parts of it "
-                          f"and the MLP adds the parts")
+                          f"(an 'or' across different values) and the joint values it reads would cost more than "
+                          f"adding the parts, so {len(boxes)} heads count disjoint parts of it and the MLP adds them")
 
     def plan_aggregate(self, node: Node, layer: int):
         sel, vs = node.selector, self.vs
@@ -169,7 +182,7 @@ class Planner:
         boxes, groups = self.selector_boxes(sel, layer)
         tag = None
         if len(boxes) > 1 and not constant:
-            boxes, groups = self.joint_boxes(sel, layer, node)
+            boxes, groups = self.joint_boxes(sel, layer, node, "aggregate")
             tag = "joint"
         default_ok = node.id not in vs.dropped_default
         if len(boxes) <= 1:
@@ -211,7 +224,26 @@ class Planner:
         groups = selectors.build_groups(atoms, keys, queries)
         return selectors.decompose(sel, groups), groups
 
-    def joint_boxes(self, sel: Node, layer: int, node: Node):
+    def joint_cost(self, sel: Node) -> int:
+        """An upper bound on the size of the joint blocks `joint_boxes` would build: for each side, the
+        product of the value counts of the distinct s-ops the atoms read on that side (one block when
+        both sides read the same s-ops). Unknown value sets count as too big."""
+        atoms = selectors.atoms_of(sel)
+        sizes = []
+        for side in ("keys", "queries"):
+            nodes = {getattr(a, side).id: getattr(a, side) for a in atoms}
+            size = 1
+            for n in nodes.values():
+                values = self.vs.values.get(n.id)
+                if values is None:
+                    return np.iinfo(np.int64).max
+                size *= len(values)
+            sizes.append((tuple(sorted(nodes)), size))
+        if sizes[0][0] == sizes[1][0]:
+            return sizes[0][1]
+        return sizes[0][1] + sizes[1][1]
+
+    def joint_boxes(self, sel: Node, layer: int, node: Node, what: str):
         """Read the keys (and, if still needed, the queries) of all atoms from one joint block, so that
         one table scores them."""
         atoms = selectors.atoms_of(sel)
@@ -226,7 +258,7 @@ class Planner:
                 joined = {a.id: Reader(joint, joint.provides[getattr(a, side).id],
                                        np.zeros(joint.size, dtype=bool)) for a in atoms}
                 keys, queries = (joined, queries) if side == "keys" else (keys, joined)
-                self.notes.append(f"aggregate '{self.name(node)}'{self.where(node)}: its selector reads the "
+                self.notes.append(f"{what} '{self.name(node)}'{self.where(node)}: its selector reads the "
                                   f"{side} through the joint values {joint.name} built by an MLP, so that one "
                                   f"head can score it")
             boxes, groups = self.selector_boxes(sel, layer, keys, queries)
@@ -342,8 +374,8 @@ class Planner:
 
     def materialize_joint(self, nodes: list[Node], consumer_layer: int) -> Block:
         key = ("joint",) + tuple(n.id for n in nodes)
-        for b in self.avail.by_key.get(key, []):
-            if b.written < attn(consumer_layer):
+        for b in self.blocks:
+            if b.key == key and b.written < attn(consumer_layer):
                 return b
         m = self.mlp_layer(key, consumer_layer)
         srcs: list[Block] = []
