@@ -40,24 +40,27 @@ def test_sort_nonzero_weights_grow_like_n_log_n_not_n_squared():
     assert b < 2.5 * a          # n^2 would give 4x; the width head's Fenwick factors give ~2.2x
 
 
-@pytest.mark.parametrize("n", [5, 8])
-def test_sort_agrees_with_the_evaluator_on_every_input(n):
-    model = engine.compile(SORT, vocab=VOCAB, max_len=n)
+@pytest.mark.parametrize("vocab, n, heads", [("abc", 5, [2, 1]), ("ab", 10, [0, 1, 1]), ("abc", 10, [0, 1, 1])])
+def test_sort_agrees_with_the_evaluator_on_every_input(vocab, n, heads):
+    """Both constructions: split heads (abc at 5) and one head over joint values (ab, abc at 10)."""
+    model = engine.compile(SORT, vocab=vocab, max_len=n)
+    assert model.summary()["heads_per_layer"] == heads
     r = model.check()
-    assert r["exhaustive"] and r["agree"] == r["inputs"] == sum(3 ** k for k in range(1, n + 1))
+    assert r["exhaustive"] and r["agree"] == r["inputs"] == sum(len(vocab) ** k for k in range(1, n + 1))
 
 
 def test_short_inputs_keep_the_split_heads_when_cheaper():
-    """At max_len 5 adding two widths of 0..5 (27 units) is cheaper than joint values: 2 layers."""
+    """At max_len 5 adding two widths of 0..4 (27 units) is cheaper than 15 joint values: 2 layers."""
     s = summary(5)
     assert s["layers"] == 2 and s["heads_per_layer"] == [2, 1]
 
 
-@pytest.mark.parametrize("op", ["<", ">", "<=", "!="])
-def test_other_lexicographic_widths_are_exact(op):
-    src = (f"w = selector_width(select(tokens, tokens, {op}) or "
-           f"(select(tokens, tokens, ==) and select(indices, indices, >)));")
+@pytest.mark.parametrize("token_op, index_op", [("<", "<"), ("<", ">"), (">", "<"), ("!=", ">"), (">", ">=")])
+def test_other_lexicographic_widths_are_one_exact_head(token_op, index_op):
+    src = (f"w = selector_width(select(tokens, tokens, {token_op}) or "
+           f"(select(tokens, tokens, ==) and select(indices, indices, {index_op})));")
     model = engine.compile(src, vocab="ab", max_len=9)
+    assert model.summary()["heads_per_layer"] == [0, 1]
     r = model.check()
     assert r["exhaustive"] and r["agree"] == r["inputs"] > 1000
 
