@@ -143,7 +143,8 @@ class Planner:
         # one head over joint values costs about three times their count (the joint block's residual
         # dimensions, the MLP units that write it, the head's score coordinates); split heads cost the
         # MLP that adds the parts, a table over every combination of the parts' widths
-        if JOINT_COST_FACTOR * self.joint_cost(sel) < (hi + 1) ** len(boxes):
+        joint = self.joint_cost(sel)
+        if joint <= self.limits.max_categories and JOINT_COST_FACTOR * joint < (hi + 1) ** len(boxes):
             boxes, groups = self.joint_boxes(sel, layer, node, "selector_width")
             h = self.head(sel, layer, "width", selectors.box_tables(boxes[0], groups) if boxes
                           else selectors.never_selects(), None, shared=False, tag="joint")
