@@ -247,6 +247,9 @@ class CompileRequest(BaseModel):
     vocab: Union[str, list[Token]] = Field(description="input tokens: a string of characters or a list")
     max_len: int = Field(ge=1, description="the longest input the model must get right")
     bos: str = Field("<bos>", max_length=32, description="the BOS token (not in vocab)")
+    causal: bool = Field(False, description="a causal (autoregressive) model: position i's output is the "
+                                            "evaluator's value at i on the prefix of length i + 1; refused "
+                                            "(422 naming the selector and its line) when a selector may look ahead")
 
 
 class CompiledModelSummary(BaseModel):

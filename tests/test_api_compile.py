@@ -61,3 +61,26 @@ def test_compile_errors_and_limits(api):
     assert bad.status_code == 422 and "'z' is not in the vocabulary" in bad.json()["error"]["message"]
     long = api.post(f"/api/v1/models/{model_id}/run", json={"inputs": ["abcab"]})
     assert long.status_code == 422
+
+
+CAUSAL = """prefix = select(indices, indices, <=);
+frac_a = aggregate(prefix, indicator(tokens == "a"));
+"""
+
+
+def test_causal_compile_over_http(api):
+    r = api.post("/api/v1/compile", json={"source": CAUSAL, "vocab": "ab", "max_len": 4, "causal": True})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["summary"]["causal"] is True
+    plain = api.post("/api/v1/compile", json={"source": CAUSAL, "vocab": "ab", "max_len": 4}).json()
+    assert plain["id"] != body["id"] and plain["summary"]["causal"] is False
+    # position i sees the prefix ending at i: the fraction of a's so far, not over the whole input
+    run = api.post(f"/api/v1/models/{body['id']}/run", json={"inputs": ["abab"]}).json()
+    assert np.allclose(run["outputs"][0], [1, 0.5, 2 / 3, 0.5]) and run["agreement"]["agree"] == 1
+    full = api.post(f"/api/v1/models/{plain['id']}/run", json={"inputs": ["abab"]}).json()
+    assert np.allclose(full["outputs"][0], [1, 0.5, 2 / 3, 0.5])   # the same here: the selector looks back
+    ahead = CAUSAL + "after = aggregate(select(indices, indices, >), indicator(tokens == \"a\"));\n"
+    r = api.post("/api/v1/compile", json={"source": ahead, "vocab": "ab", "max_len": 4, "causal": True})
+    e = r.json()["error"]
+    assert r.status_code == 422 and e["kind"] == "compile" and "causal" in e["message"] and e["line"] == 3

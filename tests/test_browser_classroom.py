@@ -406,6 +406,31 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
             if (x >= s.left && x + size <= s.right && y >= s.top && y + size <= s.bottom) seen++; }));
         return seen; }""")
     assert visible >= 1, "the zoomed view shows no selected cell"
+    # the box scrolled away from plotly's axis labels: pinned copies name the rows and columns in view,
+    # each lined up with its row or column
+    pins = page.evaluate("""() => { const plot = document.getElementById('heatmap-plot');
+        const z = plot.data[0].z; const s = document.getElementById('heatmap-scroll').getBoundingClientRect();
+        const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis; const r = plot.getBoundingClientRect();
+        const size = xa._length / z[0].length; const out = [];
+        z.forEach((row, q) => row.forEach((v, k) => { if (!v) return;
+            const x = r.left + xa._offset + k * size, y = r.top + ya._offset + q * size;
+            if (x < s.left + 80 || x + size > s.right || y < s.top + 40 || y + size > s.bottom) return;
+            const ql = document.querySelector(`.pinned-queries [data-q="${q}"]`).getBoundingClientRect();
+            const kl = document.querySelector(`.pinned-keys [data-k="${k}"]`).getBoundingClientRect();
+            out.push({ q, k, row: Math.abs((ql.top + ql.bottom) / 2 - (y + size / 2)),
+                       col: Math.abs((kl.left + kl.right) / 2 - (x + size / 2)),
+                       qtext: document.querySelector(`.pinned-queries [data-q="${q}"]`).textContent,
+                       ktext: document.querySelector(`.pinned-keys [data-k="${k}"]`).textContent,
+                       qin: ql.left >= s.left - 1 && ql.right <= s.left + 80,
+                       kin: kl.top >= s.top - 1 && kl.bottom <= s.top + 40 }); }));
+        return out; }""")
+    assert pins, "no selected cell away from the pinned labels"
+    assert page.is_visible(".pinned-queries") and page.is_visible(".pinned-keys")
+    text = ("the quick brown fox jumps over a lazy dog " * 7)[:256]
+    for p in pins:
+        shown = lambda i: "␣" if text[i] == " " else text[i]  # noqa: E731
+        assert p["row"] <= 1.5 and p["col"] <= 1.5 and p["qin"] and p["kin"], p
+        assert p["qtext"] == f"q{p['q']} {shown(p['q'])}" and p["ktext"] == f"{p['k']}{shown(p['k'])}", p
     g = cell_geometry(page)
     assert all(abs(c - (g["left"] + i * g["size"])) <= 1.5 for i, c in enumerate(g["cells"]))
     shot(page, "long-256-zoom")

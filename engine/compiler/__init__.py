@@ -62,9 +62,9 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int, bos:
 
 def compile_spec(spec: dict, **options) -> CompiledModel:
     """compile() from a stored model spec (the REST API's compile request): {"source", "output"?,
-    "vocab", "max_len", "bos"?}."""
+    "vocab", "max_len", "bos"?, "causal"?}."""
     return compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec["max_len"],
-                   bos=spec.get("bos", "<bos>"), **options)
+                   bos=spec.get("bos", "<bos>"), causal=bool(spec.get("causal", False)), **options)
 
 
 __all__ = ["compile", "compile_spec", "CompiledModel", "CompileLimits", "DEFAULT_COMPILE_LIMITS"]

@@ -68,6 +68,8 @@ async def compile_program(req: CompileRequest, request: Request, svc: Services =
     if req.max_len > settings.compile_max_len:
         raise ApiError(422, "limit", f"max_len {req.max_len} is over the limit of {settings.compile_max_len}")
     spec = {"source": req.source, "output": req.output, "vocab": vocab, "max_len": req.max_len, "bos": req.bos}
+    if req.causal:   # only when asked: the ids of models compiled before causal mode stay the same
+        spec["causal"] = True
     model_id = model_id_of(spec)
     client = client_of(request)
     stored = await run_in_threadpool(store.has_model, model_id)

@@ -180,6 +180,56 @@ function scrollToCell(scroller, size, q, k, top = TOP_ROOM) {
   }
 }
 
+// Zoomed, the box scrolls away from plotly's own axis labels (queries on the left, keys below): pinned
+// copies stay at the box's left and top edges, lined up with the rows and columns under them.
+const pinned = { on: false, size: 0, n: 0, m: 0 };
+
+function pinAxes(scroller, queries, keys, size, on) {
+  if (!scroller) return;
+  let rows = scroller.querySelector(".pinned-queries"), cols = scroller.querySelector(".pinned-keys");
+  if (!rows) {
+    rows = el("div", { class: "pinned-queries", "aria-hidden": "true" });
+    cols = el("div", { class: "pinned-keys", "aria-hidden": "true" });
+    scroller.append(rows, cols);
+    scroller.addEventListener("scroll", () => placePinned(scroller), { passive: true });
+  }
+  Object.assign(pinned, { on, size, n: queries.length, m: keys.length });
+  if (on) {
+    rows.replaceChildren(...queries.map((t, q) => {
+      const label = el("span", { class: "pinned-label", "data-q": String(q) }, `q${q} ${formatValue(t)}`);
+      label.style.top = `${TOP_ROOM + q * size}px`;
+      label.style.height = label.style.lineHeight = `${size}px`;
+      return label;
+    }));
+    cols.replaceChildren(...keys.map((t, k) => {
+      const label = el("span", { class: "pinned-label", "data-k": String(k) },
+        el("span", { class: "index" }, String(k)), el("span", { class: "token" }, formatValue(t)));
+      label.style.left = `${LABEL_ROOM + k * size}px`;
+      label.style.width = `${size}px`;
+      return label;
+    }));
+    rows.style.height = `${TOP_ROOM + queries.length * size}px`;
+    cols.style.width = `${LABEL_ROOM + keys.length * size}px`;
+  } else {
+    rows.replaceChildren();
+    cols.replaceChildren();
+  }
+  placePinned(scroller);
+}
+
+// Show each pinned axis only while plotly's own labels for it are out of view.
+function placePinned(scroller) {
+  const rows = scroller.querySelector(".pinned-queries"), cols = scroller.querySelector(".pinned-keys");
+  if (!rows) return;
+  const { scrollLeft, scrollTop, clientHeight } = scroller;
+  const showRows = pinned.on && scrollLeft > 12;
+  const showCols = pinned.on && scrollTop + clientHeight < TOP_ROOM + pinned.n * pinned.size + 24;
+  rows.hidden = !showRows;
+  cols.hidden = !showCols;
+  if (showRows) rows.style.left = `${scrollLeft}px`;
+  if (showCols) cols.style.top = `${scrollTop}px`;
+}
+
 // The first selected cell (row-major), or null.
 function firstSelected(matrix) {
   for (let q = 0; q < matrix.length; q++) {
@@ -236,6 +286,7 @@ export function showSelector(doc, nodeId, parts) {
     .then(() => {
       plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
       if (target) scrollToCell(parts.scroller, size, target[0], target[1]);
+      pinAxes(parts.scroller, tokens.slice(0, n), tokens, size, heatmapView.zoom && size >= READABLE);
     });
 
   // below: what the heads built on this selector read (per key) and produce (per query), one cell
@@ -285,6 +336,7 @@ export function showSelector(doc, nodeId, parts) {
     plot.dataset.cursor = `${q},${k}`;
     try { window.Plotly.Fx.hover(plot, [{ curveNumber: 0, pointNumber: [q, k] }]); } catch (err) { /* not drawn yet */ }
     if (heatmapView.zoom || size >= READABLE) scrollToCell(parts.scroller, size, q, k);
+    placePinned(parts.scroller);
   };
   plot.onfocus = () => {
     const [q, k] = heatmapView.cursor || target || [0, 0];
