@@ -250,6 +250,7 @@ class Planner:
         atoms = selectors.atoms_of(sel)
         keys = {a.id: self.select_side(a.keys, layer) for a in atoms}
         queries = {a.id: self.select_side(a.queries, layer) for a in atoms}
+        read: dict = {}                    # joint block name -> the sides read through it
         for side in ("keys", "queries"):
             keys, queries = selectors.attach_constants(atoms, keys, queries)
             readers = keys if side == "keys" else queries
@@ -259,11 +260,13 @@ class Planner:
                 joined = {a.id: Reader(joint, joint.provides[getattr(a, side).id],
                                        np.zeros(joint.size, dtype=bool)) for a in atoms}
                 keys, queries = (joined, queries) if side == "keys" else (keys, joined)
-                self.notes.append(f"{what} '{self.name(node)}'{self.where(node)}: its selector reads the "
-                                  f"{side} through the joint values {joint.name} built by an MLP, so that one "
-                                  f"head can score it")
+                read.setdefault(joint.name, []).append(side)
             boxes, groups = self.selector_boxes(sel, layer, keys, queries)
             if len(boxes) <= 1:
+                for name, sides in read.items():
+                    self.notes.append(f"{what} '{self.name(node)}'{self.where(node)}: its selector reads the "
+                                      f"{' and '.join(sides)} through the joint values {name} built by an MLP, "
+                                      f"so that one head can score it")
                 return boxes, groups
         raise AssertionError("a joint encoding always gives one table")
 
