@@ -114,20 +114,13 @@ def _fenwick(a: np.ndarray, b: np.ndarray):
     a, b = a[order], b[order]
     if not (a[1:] <= a[:-1]).all():
         return None
-    rank = a.sum(axis=0).astype(np.int64)                               # A value x sees classes 1..rank[x]
-    idx = np.arange(1, n + 1)
-    low = idx - (idx & -idx)                                            # coordinate i covers (low_i, i]
-    af = np.zeros((n, a.shape[1]))
-    bf = np.zeros((n, b.shape[1]))
-    for x, r in enumerate(rank):
-        while r > 0:                                                    # prefix 1..r: O(log n) coordinates
-            af[r - 1, x] = 1.0
-            r -= r & -r
-    cls = np.argmax(b, axis=0) + 1                                      # 1-based class of each B value
-    has = b.any(axis=0)
-    covers = (low[:, None] < cls[None, :]) & (cls[None, :] <= idx[:, None]) & has[None, :]
-    bf[covers] = 1.0
-    assert np.array_equal(af.T @ bf, a.T @ b)
+    rank = a.sum(axis=0).astype(np.int64)[None, :]                      # A value x sees classes 1..rank[x]
+    idx = np.arange(1, n + 1)[:, None]
+    lowbit = idx & -idx                                                 # coordinate i covers i - lowbit(i) < j <= i
+    # the prefix 1..r is covered by the coordinates r, r - lowbit(r), ...: exactly the i <= r < i + lowbit(i)
+    af = ((idx <= rank) & (rank < idx + lowbit)).astype(np.float64)
+    cls = (np.argmax(b, axis=0) + 1)[None, :]                           # 1-based class of each B value
+    bf = ((idx - lowbit < cls) & (cls <= idx) & b.any(axis=0)[None, :]).astype(np.float64)
     return af, bf
 
 
