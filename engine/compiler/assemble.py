@@ -72,8 +72,11 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
         if i in mlp_of:
             m = mlp_of[i]
             fc1[:m.width], b1[:m.width], fc2[:, :m.width] = m.fc1, m.b1, m.fc2
-            used = slice(0, m.width)        # padding units stay all zero (relu(0) = 0 everywhere)
-            fc1[used, bos.start] += -1.0 - (fc1[used] @ x_bos + b1[used])  # every unit off at BOS
+            if i < n_layers - 1:   # the last MLP's output at BOS is read by nothing: no gate there
+                # every unit off at BOS (at -1 or below); padding units stay all zero (relu(0) = 0)
+                pre = fc1[:m.width] @ x_bos + b1[:m.width]
+                on = np.nonzero(pre > -1.0)[0]
+                fc1[on, bos.start] += -1.0 - pre[on]
         p = f"layers.{i}."
         w.update({p + "attn.q.weight": q, p + "attn.k.weight": k, p + "attn.v.weight": v, p + "attn.o.weight": o,
                   p + "mlp.fc1.weight": fc1, p + "mlp.fc1.bias": b1, p + "mlp.fc2.weight": fc2,
