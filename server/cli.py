@@ -441,7 +441,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--train-jobs", type=int, help="training jobs at once (default: one per two cores, "
                    "at least two on two cores: a model and its ablation side by side)")
     p.add_argument("--train-warm", type=int, default=2, help="spare training processes kept started with "
-                   "PyTorch loaded, so that a job starts at once (default 1; 0: none)")
+                   "PyTorch loaded, so that a job starts at once (default 2: a model and its ablation; 0: none)")
     p.add_argument("--train-queue", type=int, default=4, help="training jobs that may wait (default 4)")
     p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600)")
     p.add_argument("--train-memory", default="2GiB",

@@ -175,9 +175,10 @@ class JobManager:
             self._spares.append((process, parent))
 
     def stats(self) -> dict:
+        ready = self._spares_ready()
         return {"running": len(self._running), "queued": len(self._queue), "max_running": self.max_running,
                 "max_queued": self.max_queued, "time_limit": self.time_limit, "memory_limit": self.memory_bytes,
-                "warm": self._spares_ready(), "warm_starting": len(self._spares) - self._spares_ready()}
+                "warm": ready, "warm_starting": len(self._spares) - ready}
 
     def _spares_ready(self) -> int:
         """Spare processes that have done their imports (each says so once on its pipe)."""

@@ -100,14 +100,10 @@ export function lockAddress(on) { addressLocked = on; }
 
 let hashTimer = null;
 
-function currentFragment() {
-  return state.exercise ? `#x=${state.exercise.id}` : null;
-}
-
 async function writeAddress() {
   saveDraft();
   if (addressLocked) return;
-  const fragment = currentFragment() || `#v1=${await encodeState(shareable())}`;
+  const fragment = state.exercise ? `#x=${state.exercise.id}` : `#v1=${await encodeState(shareable())}`;
   if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
 }
 
