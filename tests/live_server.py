@@ -51,11 +51,28 @@ class LiveServer:
                 raise RuntimeError(f"server exited: {self.log_path.read_text()}")
             try:
                 if httpx.get(self.url + "/api/v1/health", timeout=1).status_code == 200:
+                    if not self._listens_itself():
+                        raise RuntimeError(f"port {self.port} answers, but not from this test's server "
+                                           f"(pid {self.process.pid}): another process holds it")
                     return
             except httpx.HTTPError:
                 pass
             time.sleep(0.1)
         raise RuntimeError("server did not start")
+
+    def _listens_itself(self) -> bool:
+        """Whether the answer came from this server: its process (or one of its children) listens on the port."""
+        import psutil
+
+        proc = psutil.Process(self.process.pid)
+        for p in [proc, *proc.children(recursive=True)]:
+            try:
+                conns = p.net_connections(kind="tcp")
+            except (psutil.NoSuchProcess, psutil.AccessDenied):
+                continue
+            if any(c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == self.port for c in conns):
+                return True
+        return False
 
     def client(self, **kw) -> httpx.Client:
         return httpx.Client(base_url=self.url, timeout=kw.pop("timeout", 30), **kw)
