@@ -64,6 +64,12 @@ def _library_names() -> set:
 RESERVED |= _library_names()
 
 
+def code_name(i: int) -> str:
+    """The RASP value standing for value number i of a coded s-op: a string, so that no arithmetic can
+    ever read a code as a number (a mean of several codes is an evaluation error, never a value)."""
+    return f"c{i}"
+
+
 @dataclass
 class Rep:
     """How an s-op's values live in RASP: as themselves (plain) or as codes into `values`. A plain
@@ -77,7 +83,7 @@ class Rep:
         """The RASP constant that stands for value v of this s-op."""
         if self.plain:
             return format_constant(self.none if v is None else v)
-        return str(self.code[v])
+        return format_constant(code_name(self.code[v]))
 
 
 @dataclass
@@ -102,7 +108,7 @@ class Lowered:
         if name not in self.codes:
             return values
         table = self.codes[name]
-        return [None if v is None else table[int(v)] for v in values]
+        return [None if v is None else table[int(v[1:])] for v in values]
 
 
 def _hashable(v):
@@ -284,8 +290,6 @@ class _Lowering:
         """A RASP expression for the position of e's value in its value list, and the list's size."""
         rep, name = self.reps[e.unique_id], self.names[e.unique_id]
         values = self._values(e)
-        if not rep.plain:
-            return name, len(values)
         table = ", ".join(f"{rep.key(v)}: {i}" for i, v in enumerate(values))
         return f"{{{table}}}[{name}]", len(values)
 
@@ -370,6 +374,20 @@ class _Lowering:
         src, sel, sop = self.reps[e.sop.unique_id], self.names[e.selector.unique_id], self.names[e.sop.unique_id]
         numerical = _explicit(e, "encoding") == rasp.Encoding.NUMERICAL
         values = src.values
+        if not src.plain and values is not None and all(_kind(v) in ("number", "bool") for v in values if v is not None):
+            # numbers held as codes (None among them): decode them before any mean, None as 0
+            numbers = {v: (0 if v is None else int(v) if _kind(v) == "bool" else v) for v in values}
+            table = ", ".join(f"{src.key(v)}: {format_constant(numbers[v])}" for v in values)
+            sop, values = f"{{{table}}}[{sop}]", _sorted(set(numbers.values()))
+            src = Rep(values, True)
+            if None in numbers:
+                self.notes.append(f"{e.label}: None among the aggregated values counts as 0 (Tracr's evaluator "
+                                  f"has no value there; its compiled models read 0)")
+        if numerical and values is not None and not all(_kind(v) in ("number", "bool") for v in values):
+            shown = ", ".join(repr(v) for v in values[:5])
+            raise RaspError(f"{e.label}: a numerical Aggregate averages numbers, but its input "
+                            f"'{self.names[e.sop.unique_id]}' holds {shown}{', ...' if len(values) > 5 else ''} "
+                            f"(Tracr: numerical aggregates average numbers only)", None, "type")
         number_default = isinstance(e.default, (int, float)) and not isinstance(e.default, bool)
         if src.plain and values is not None and all(_kind(v) == "bool" for v in values) and \
                 (numerical or number_default):
@@ -398,15 +416,17 @@ class _Lowering:
                 out = None
             rep = _rep(out) if out is not None else Rep(None, True)
             if out is not None and not rep.plain:   # a default of another kind than the values: use codes
-                recode = ", ".join(f"{src.key(v)}: {rep.code[v]}" for v in src.values)
-                self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.code[default]})", rep)
+                recode = ", ".join(f"{src.key(v)}: {rep.key(v)}" for v in src.values)
+                self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.key(default)})", rep)
                 return
             self._emit(e, f"aggregate({sel}, {sop}{default_text})", rep)
             return
+        # values RASP holds as codes (strings): a copy of the selected code; several selected is an error,
+        # as in Tracr (a mean of non-numbers)
         out = list(src.values) + [e.default]
         rep = _rep(out)
-        recode = ", ".join(f"{i}: {rep.code[v]}" for i, v in enumerate(src.values))
-        self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.code[e.default]})", rep)
+        recode = ", ".join(f"{src.key(v)}: {rep.key(v)}" for v in src.values)
+        self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.key(e.default)})", rep)
 
     # -------------------------------------------------------------- selectors
     def _select(self, e) -> None:
@@ -482,7 +502,7 @@ def lower(expr, vocab, max_len: int) -> Lowered:
     header = [f"# Lowered from a Tracr program by rasplay.tracr: vocab {format_constant(vocab)}, max_len {max_len}.",
               "# Map, SequenceMap and custom Select predicates are tables over their inputs' value sets."]
     for name, values in lowering.codes.items():
-        header.append(f"# {name} holds codes: " + ", ".join(f"{i} = {v!r}" for i, v in enumerate(values)))
+        header.append(f"# {name} holds codes: " + ", ".join(f"{code_name(i)} = {v!r}" for i, v in enumerate(values)))
     if output in ("tokens", "indices", "length"):
         lowering.lines.append(f"output = {output};")
         output = "output"

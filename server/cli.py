@@ -103,6 +103,9 @@ def cmd_eval(args) -> int:
         return 1
     finally:
         disarm()
+    if args.tracr:   # Tracr's values (tuples, None), not the lowered program's codes
+        from rasplay.interop.cli_tracr import decode_document
+        doc = decode_document(args, doc)
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     else:
@@ -311,6 +314,9 @@ def cmd_compile(args) -> int:
         model = engine.compile(source, output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
                                bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs,
                                eval_limits=limits, causal=args.causal)
+        if args.tracr:   # check() against Tracr's evaluation rules, not the lowered program
+            from rasplay.interop.cli_tracr import tracr_model
+            model = tracr_model(args, model)
         doc = {"summary": model.summary()}
         if args.check:
             doc["check"] = model.check(seed=args.seed, exhaustive_limit=args.check_limit)
@@ -344,7 +350,10 @@ def cmd_compile(args) -> int:
 
 def _add_tracr_options(p) -> None:
     p.add_argument("--tracr", action="store_true",
-                   help="FILE is a Tracr program, FILE.py:NAME (NAME() returns the s-op); runs its Python")
+                   help="FILE is a Tracr program, FILE.py:NAME (NAME() returns the s-op) or FILE.py:'make_x(ARGS)'; "
+                        "runs its Python")
+    p.add_argument("--arg", action="append", metavar="EXPR",
+                   help="with --tracr: an argument for NAME (a Python expression; `rasp` in scope); repeatable")
     p.add_argument("--save-rasp", metavar="OUT.rasp", help="with --tracr: write the lowered RASP program")
 
 
