@@ -7,7 +7,7 @@
     out.layer_outputs    # what each sublayer adds, (1, T, D)
     out.attn_logits      # per attention layer, (1, H, T, T) (as Tracr's model: heads before positions)
     model.input_encoder.encode(["BOS", 1, 2])   # token ids; .encoding_map, .bos_token, .pad_token
-    model.output_encoder.decode([0, 2])          # categorical outputs (None for numerical ones, as in Tracr)
+    model.output_encoder.decode([0, 2])          # ids -> values (a NumericalEncoder for numerical outputs)
 
 `check()` compares the compiled model with Tracr's evaluation rules (interop/tracr_eval.py, the
 independent reference), never with the lowered RASP program: the model's outputs are decoded to Tracr
@@ -79,6 +79,18 @@ class CategoricalEncoder:
         return None if self._pad is None else self.encoding_map.get(self._pad)
 
 
+class NumericalEncoder:
+    """Numerical outputs are their own values (Tracr's NumericalEncoder surface)."""
+
+    def encode(self, inputs: list) -> list:
+        return list(inputs)
+
+    def decode(self, encodings: list) -> list:
+        return list(encodings)
+
+    bos_token = pad_token = bos_encoding = pad_encoding = None
+
+
 class TracrModel(CompiledModel):
     """Set by rasplay.tracr.compile on the CompiledModel it returns (attributes `lowered`, `tracr_program`)."""
 
@@ -96,7 +108,7 @@ class TracrModel(CompiledModel):
     @property
     def output_encoder(self):
         if self.output_encoding != "categorical":
-            return None
+            return NumericalEncoder()
         values = self.lowered.decode(self.lowered.output, [_py(c) for c in self.classes.tolist()])
         return CategoricalEncoder({v: i for i, v in enumerate(values)})
 
