@@ -104,8 +104,26 @@ def compile(program, vocab, max_len: int, **options):
     the vocabulary and the longest input), with Tracr's model surface (`apply`, `input_encoder`,
     `output_encoder`; interop/tracr_model.py) and a `check()` against Tracr's evaluation rules.
     `options` go to rasplay.compile (bos, encodings, limits, causal)."""
-    low = lower(program, vocab, max_len)
-    model = _compile(low.source, low.output, vocab=low.vocab, max_len=max_len, eval_limits=LIMITS, **options)
+    causal_mask = copy_categorical = False
+    for _ in range(3):
+        low = lower(program, vocab, max_len, causal_mask=causal_mask, copy_categorical=copy_categorical)
+        try:
+            model = _compile(low.source, low.output, vocab=low.vocab, max_len=max_len, eval_limits=LIMITS, **options)
+            break
+        except RaspError as e:
+            if options.get("causal") and "causal mode" in e.message and not causal_mask:
+                causal_mask = True      # a selector looks ahead: mask attention to key <= query, as Tracr's
+                continue                # causal models do (its causal_eval)
+            if "too many possible values" in e.message and not copy_categorical:
+                copy_categorical = True  # an Aggregate of numbers the compiler took for a mean: Tracr copies
+                continue
+            raise
+    if causal_mask:
+        low.notes.append("causal: selectors that may look ahead are masked to keys at or before the query, as in "
+                         "Tracr's causal models (its causal_eval)")
+    if copy_categorical:
+        low.notes.append("categorical Aggregates of numbers copy one value (held as codes), as Tracr compiles them; "
+                         "where several keys are selected Tracr's evaluator averages, and check() reports it")
     return as_tracr_model(model, program, low)
 
 

@@ -33,8 +33,8 @@ def make_pair_balance(sop, open_token, close_token):
 
 
 def make_shuffle_dyck(pairs):
-    """1 at every position when every kind of bracket in `pairs` (strings like "()") is balanced on its
-    own and no prefix closes more than it opened; else 0."""
+    """True at every position when every kind of bracket in `pairs` (strings like "()") is balanced on its
+    own and no prefix closes more than it opened; else False."""
     balances = [make_pair_balance(rasp.tokens, p[0], p[1]).named(f"balance_{i}") for i, p in enumerate(pairs)]
     negative = balances[0] < 0
     zero = balances[0] == 0
@@ -46,7 +46,8 @@ def make_shuffle_dyck(pairs):
     has_negative = rasp.numerical(rasp.Aggregate(everything, negative, default=0)).named("has_negative")
     last = rasp.Select(rasp.indices, make_length() - 1, rasp.Comparison.EQ).named("last_position")
     zero_at_end = rasp.Aggregate(last, zero.named("all_zero"), default=False).named("zero_at_end")
-    return rasp.SequenceMap(lambda z, h: 1 if z and h == 0 else 0, zero_at_end, has_negative).named("shuffle_dyck")
+    no_negative = rasp.Map(lambda h: not h, has_negative).named("no_negative")
+    return rasp.SequenceMap(lambda z, n: z and n, zero_at_end, no_negative).named("shuffle_dyck")
 
 
 def make_shuffle_dyck2():

@@ -39,11 +39,12 @@ def _enforce_limits(path: str, seconds: float, memory: int | None):
     from rasplay import engine
 
     engine.evaluate("x = length;", ["ab"])   # the library (ours) is not the program's time
+    address_space = resource.getrlimit(resource.RLIMIT_AS)   # restored by disarm (the CLI may run in-process)
     if memory:
         try:
             with open("/proc/self/statm") as f:
                 size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-            resource.setrlimit(resource.RLIMIT_AS, (size + memory, size + memory))
+            resource.setrlimit(resource.RLIMIT_AS, (size + memory, address_space[1]))   # soft: disarm restores it
         except (OSError, ValueError):
             pass
 
@@ -64,6 +65,11 @@ def _enforce_limits(path: str, seconds: float, memory: int | None):
     def disarm():
         signal.setitimer(signal.ITIMER_REAL, 0)
         timer.cancel()
+        if memory:
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, address_space)
+            except (OSError, ValueError):
+                pass
     return disarm
 
 
