@@ -45,7 +45,7 @@ def seconds(make, vocab, n) -> float:
 
 
 def main() -> None:
-    rows = [{"program": name, "n": n, "seconds": round(seconds(make, vocab, n), 5)}
+    rows = [{"program": name, "n": n, "seconds": round(seconds(make, vocab, n), 7)}
             for name, (make, vocab) in PROGRAMS.items() for n in LENGTHS]
     if RECORD:
         print(json.dumps({"how": "bench/tracr_eval_speed.py --record under the real Tracr (github.com/deepmind/tracr, "
@@ -55,11 +55,12 @@ def main() -> None:
     path = HERE / "tracr_eval_figures.json"
     if path.exists():
         theirs = {(r["program"], r["n"]): r["seconds"] for r in json.loads(path.read_text())["rows"]}
-    print(f"{'program':<14} {'n':>5} {'rasplay s':>10} {'Tracr s':>10} {'Tracr / rasplay':>16}")
+    print(f"{'program':<14} {'n':>5} {'rasplay ms':>11} {'Tracr ms':>10} {'Tracr / rasplay':>16}")
     for r in rows:
         t = theirs.get((r["program"], r["n"]))
         ratio = f"{t / r['seconds']:.1f}x" if t and r["seconds"] else "-"
-        print(f"{r['program']:<14} {r['n']:>5} {r['seconds']:>10.4f} {t if t is not None else '-':>10} {ratio:>16}")
+        theirs_ms = f"{t * 1000:.3f}" if t is not None else "-"
+        print(f"{r['program']:<14} {r['n']:>5} {r['seconds'] * 1000:>11.3f} {theirs_ms:>10} {ratio:>16}")
 
 
 if __name__ == "__main__":

@@ -18,7 +18,9 @@ table of distinct values, so every Python function runs once per distinct value 
 distinct pair (a SequenceMap) or per distinct (key, query) pair (a custom predicate), and the rest
 (selection, widths, means, copies) is numpy over the whole batch. A Comparison over numbers or over
 strings is a numpy comparison. An exception for one value marks the inputs holding that value as
-failed (`Batch.errors`); `evaluate` re-raises it, as Tracr does.
+failed (`Batch.errors`); `evaluate` re-raises it, as Tracr does. One input of at most SMALL tokens is
+evaluated with plain Python lists instead (`_small`: numpy's per-call overhead dominates there), each
+expression once; tests/test_tracr_random.py checks both paths against a direct reading of the rules.
 """
 from __future__ import annotations
 
@@ -263,7 +265,7 @@ def _compare_tables(p, keys: list, queries: list) -> np.ndarray | None:
     return op(K[None, :], Q[:, None])     # predicate(key, query): key OP query
 
 
-def evaluate_batch(expr, inputs: list, causal: bool = False) -> tuple[list, list]:
+def evaluate_batch(expr, inputs: list, causal: bool = False, raise_first: bool = False) -> tuple[list, list]:
     """Tracr's value of `expr` on each input (all of one length): (values, errors), errors[b] the exception
     of input b (its value None)."""
     inputs = [list(x) for x in inputs]
@@ -271,6 +273,8 @@ def evaluate_batch(expr, inputs: list, causal: bool = False) -> tuple[list, list
         return [], []
     batch = Batch(inputs, causal)
     result = batch.eval(expr)
+    if raise_first and batch.errors[0] is not None:
+        raise batch.errors[0]
     if isinstance(expr, rasp.Selector):
         values = result.tolist()
     else:
@@ -278,11 +282,76 @@ def evaluate_batch(expr, inputs: list, causal: bool = False) -> tuple[list, list
     return [None if err is not None else v for v, err in zip(values, batch.errors)], batch.errors
 
 
+SMALL = 24    # inputs up to this length are evaluated in plain Python (numpy's per-call overhead dominates there)
+
+
+def _small(expr, xs: list, causal: bool, memo: dict):
+    """One short input, plain Python lists, each expression once (memoised by id): the same rules."""
+    key = expr.unique_id
+    if key in memo:
+        return memo[key]
+    e, n = expr, len(xs)
+    if isinstance(e, rasp.TokensType):
+        out = list(xs)
+    elif isinstance(e, rasp.IndicesType):
+        out = list(range(n))
+    elif isinstance(e, rasp.LengthType):
+        out = [n] * n
+    elif isinstance(e, rasp.Full):
+        out = [e.fill] * n
+    elif isinstance(e, rasp.Map):
+        f = e.f
+        out = [None if v is None else f(v) for v in _small(e.inner, xs, causal, memo)]
+    elif isinstance(e, rasp.SequenceMap):
+        a, b = _small(e.fst, xs, causal, memo), _small(e.snd, xs, causal, memo)
+        out = [None if x is None or y is None else e.f(x, y) for x, y in zip(a, b)]
+    elif isinstance(e, rasp.Select):
+        keys, queries = _small(e.keys, xs, causal, memo), _small(e.queries, xs, causal, memo)
+        p = e.predicate
+        if isinstance(p, rasp.Comparison) and None not in keys and None not in queries:
+            p = rasp._COMPARE[p]
+        out = [[bool(p(k, q)) for k in keys] for q in queries]
+        if causal:
+            out = [[x and j <= i for j, x in enumerate(row)] for i, row in enumerate(out)]
+    elif isinstance(e, rasp.SelectorWidth):
+        out = [sum(row) for row in _small(e.selector, xs, causal, memo)]
+    elif isinstance(e, rasp.Aggregate):
+        values = _small(e.sop, xs, causal, memo)
+        out = []
+        for row in _small(e.selector, xs, causal, memo):
+            chosen = [v for s, v in zip(row, values) if s]
+            if not chosen:
+                out.append(e.default)
+            elif len(chosen) == 1:
+                out.append(chosen[0])
+            elif all(isinstance(v, _NUMBER) for v in chosen):
+                out.append(sum(chosen) / len(chosen))
+            else:
+                raise ValueError("Only types int, bool, and float are supported for aggregation. "
+                                 f"Received sequence: {chosen}")
+    elif isinstance(e, (rasp.SelectorOr, rasp.SelectorAnd)) and not isinstance(e, rasp.SelectorOr):
+        a, b = _small(e.fst, xs, causal, memo), _small(e.snd, xs, causal, memo)
+        out = [[x and y for x, y in zip(r, t)] for r, t in zip(a, b)]
+    elif isinstance(e, rasp.SelectorOr):
+        a, b = _small(e.fst, xs, causal, memo), _small(e.snd, xs, causal, memo)
+        out = [[(x or y) and (not causal or j <= i) for j, (x, y) in enumerate(zip(r, t))]
+               for i, (r, t) in enumerate(zip(a, b))]
+    elif isinstance(e, rasp.SelectorNot):
+        out = [[(not x) and (not causal or j <= i) for j, x in enumerate(r)]
+               for i, r in enumerate(_small(e.inner, xs, causal, memo))]
+    else:   # constants: the batch path's checks and messages
+        out = evaluate_batch(e, [xs], causal, raise_first=True)[0][0]
+    memo[key] = out
+    return out
+
+
 def evaluate(expr, xs, causal: bool = False):
     """Tracr's `rasp.evaluate(expr, xs)`: a list of values (an s-op) or of bool rows (a selector)."""
     xs = list(xs)
     if not xs:
         return []
+    if len(xs) <= SMALL:
+        return _small(expr, xs, causal, {})
     values, errors = evaluate_batch(expr, [xs], causal)
     if errors[0] is not None:
         raise errors[0]

@@ -280,8 +280,10 @@ class Comparison(enum.Enum):
     FALSE = "False"
 
     def __call__(self, key: Value, query: Value) -> bool:
-        if key is None or query is None:
-            raise ValueError("a comparison of None")
+        if key is None:
+            raise ValueError("key is None!")
+        if query is None:
+            raise ValueError("query is None!")
         return _COMPARE[self](key, query)
 
 

@@ -7,6 +7,7 @@ import itertools
 from hypothesis import given, settings, strategies as st
 
 import rasplay.tracr as tracr
+from rasplay.interop import tracr_eval
 from rasplay.tracr import rasp
 
 VOCAB = [0, 1, 2]
@@ -80,6 +81,7 @@ def test_random_programs_match_tracrs_semantics(program):
             assert err is None, (x, err, low.source)
             want = reference(program, x)
             assert [float(v) for v in low.decode(low.output, got)] == [float(v) for v in want], (x, low.source)
+            assert rasp.evaluate(program, x) == want and tracr_eval.evaluate_batch(program, [x])[0] == [want]
 
 
 @st.composite
@@ -115,6 +117,8 @@ def test_values_that_may_be_none_are_never_averaged_as_codes(program):
                 continue
             raise AssertionError(("Tracr's rules raise, rasp.evaluate does not", x))
         assert rasp.evaluate(program, x) == want, x
+        batch, errors = tracr_eval.evaluate_batch(program, [x])    # the numpy path (long inputs, check())
+        assert errors == [None] and batch == [want], x
     model = tracr.compile(program, VOCAB, MAX_LEN)
     check = model.check()
     assert check["agree"] == check["inputs"], check["first_mismatch"]
