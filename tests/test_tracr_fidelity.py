@@ -299,3 +299,40 @@ def test_cli_builders_with_arguments(capsys, tmp_path):
                      "--check", "--json"]) == 0
     out = json.loads(capsys.readouterr().out)
     assert out["check"]["reference"] == "tracr semantics" and out["check"]["agree"] == out["check"]["inputs"] == 30
+
+
+def test_program_shapes_third_party_programs_use():
+    """Shapes that failed in InterpBench's programs (our own programs in their spirit): a Map giving one value
+    on many numbers stays an s-op; a custom predicate over (token, index) tuples is one head; chained
+    'take the first' Aggregates of numbers copy (no mean); all compile exactly by Tracr's rules."""
+    zero = rasp.Map(lambda x: 0, rasp.tokens)
+    assert zero(list(range(9))) == [0] * 9
+    model = tracr.compile(zero, list(range(12)), 3)
+    assert model.check()["agree"] == model.check()["inputs"]
+
+    pairs = rasp.SequenceMap(lambda x, i: (x, i), rasp.tokens, rasp.indices)
+    seen = rasp.SelectorWidth(rasp.Select(pairs, pairs, lambda k, q: k[0] == q[0] and k[1] <= q[1]))
+    model = tracr.compile(seen, "abc", 5, causal=True)
+    check = model.check()
+    assert check["agree"] == check["inputs"] == 3 + 9 + 27 + 81 + 243
+    assert model.summary()["heads_per_layer"][-1] == 1
+
+    first = rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == 0)
+    doubled = rasp.Map(lambda x: x * 2 + 0.5, rasp.Aggregate(first, rasp.tokens))
+    last = rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q)
+    chained = rasp.Aggregate(first, rasp.SequenceMap(lambda a, b: a + b, rasp.Aggregate(last, doubled),
+                                                     rasp.tokens))
+    model = tracr.compile(chained, [0.5, 1.25, 2.0, 3.75, 7.5], 7)
+    check = model.check(exhaustive_limit=2000, per_length=40)
+    assert check["agree"] == check["inputs"] > 0
+
+
+def test_interpbench_figures_recorded():
+    """The recorded InterpBench figures (bench/interpbench_figures.json, see docs/interop.md) say what the docs
+    say: every case loads, gives Tracr's values, compiles and checks exactly, never deeper than Tracr's."""
+    doc = json.loads((ROOT / "bench" / "interpbench_figures.json").read_text())
+    ours = {r["case"]: r for r in doc["rasplay"]}
+    theirs = {r["case"]: r for r in doc["tracr"]}
+    assert len(ours) == len(theirs) == 129
+    assert all(r["loaded"] and r["compiled"] and r["check"]["agree"] == r["check"]["inputs"] for r in ours.values())
+    assert all(ours[c]["layers"] <= theirs[c]["layers"] for c in ours)
