@@ -83,4 +83,4 @@ for group, table in (("cases", CASES), ("lib", LIB)):
             entry["compiled"] = compiled(make, *spec)
         doc[group][name] = entry
         print(name, file=sys.stderr)
-print(json.dumps(doc, indent=0))
+print(json.dumps(doc, separators=(",", ":")))
