@@ -23,8 +23,9 @@ divides scores by it; rasplay multiplies by beta, default 100: softmax then repr
 average-hard model, see docs/compiler.md); one MLP width for every layer (rasplay's layout already
 pads each layer to `d_mlp` with zero units); no MLPs at all -> `attn_only=True`; a model without
 heads gets one zero head (uniform attention over a zero value: adds nothing). float64 throughout.
-Tokens: id 0 is BOS (`<bos>`), vocab[i] is id i + 1; prepend BOS yourself (`default_prepend_bos`
-is off, there is no tokenizer) and read outputs from position 1 on.
+Tokens: id 0 is BOS (`<bos>`), vocab[i] is id i + 1; `TokenEncoder` (or `load_tl(dir).rasplay_encoder`)
+prepends BOS, pads mixed lengths (with the attention-score hooks that mask pad keys) and decodes outputs
+from position 1 on. `load_tl(dir)` is the documented loader (also `rasplay.interop.load_tl`).
 """
 from __future__ import annotations
 
@@ -54,7 +55,9 @@ def _read(model) -> tuple[dict, dict, dict | None]:
 
 
 def tl_config(config: dict, meta: dict | None = None, beta: float | None = None) -> dict:
-    """HookedTransformerConfig keyword arguments (JSON-able; `dtype` is the string "float64")."""
+    """HookedTransformerConfig keyword arguments, JSON-able and accepted as they are
+    (`HookedTransformerConfig(**cfg)`). The dtype is not among them (a torch.dtype is not JSON): the
+    weights are float64 and `load_tl` builds the model in float64 (config.json's "torch_dtype")."""
     n_heads, d_head = config["n_heads"], config["d_head"]
     scale = config.get("attn_scale")
     if beta is not None:
@@ -73,7 +76,6 @@ def tl_config(config: dict, meta: dict | None = None, beta: float | None = None)
         "attention_dir": "causal" if config.get("causal") else "bidirectional",
         "positional_embedding_type": "standard",
         "default_prepend_bos": False,
-        "dtype": "float64",
         "seed": 0,
     }
     if scale is not None:   # TransformerLens divides by attn_scale; rasplay multiplies by it
@@ -130,6 +132,7 @@ def export_transformer_lens(model, out_dir, beta: float | None = None, torch_fil
     cfg = tl_config(config, meta, beta)
     doc = {
         "hooked_transformer_config": cfg,
+        "torch_dtype": "float64",
         "tokens": {"vocab": config["vocab"], "bos_id": config.get("bos_id"),
                    "input": "ids: BOS (bos_id) then the tokens' indices in vocab; no padding token",
                    "output": config["output"], "output_position": "position p+1 is input position p"},
@@ -154,15 +157,115 @@ def hooked_transformer(config_doc: dict, state: dict):
     from transformer_lens import HookedTransformer, HookedTransformerConfig
 
     kwargs = dict(config_doc["hooked_transformer_config"])
-    kwargs["dtype"] = getattr(torch, kwargs.get("dtype", "float64"))
-    model = HookedTransformer(HookedTransformerConfig(**kwargs))
-    tensors = {k: torch.as_tensor(np.asarray(v), dtype=torch.float64) for k, v in state.items()}
+    kwargs.pop("dtype", None)    # configs written before the dtype moved out of them
+    dtype = getattr(torch, config_doc.get("torch_dtype", "float64"))
+    model = _hooked_class()(HookedTransformerConfig(**kwargs, dtype=dtype))
+    model.rasplay_output_kind = (config_doc.get("tokens") or {}).get("output", {}).get("kind")
+    tensors = {k: torch.as_tensor(np.asarray(v), dtype=dtype) for k, v in state.items()}
     missing, unexpected = model.load_state_dict(tensors, strict=False)
     missing = [k for k in missing if not k.endswith((".attn.mask", ".attn.IGNORE"))]
     if missing or unexpected:
         raise ValueError(f"state dict does not fit HookedTransformer: missing {missing[:5]}, "
                          f"unexpected {unexpected[:5]}")
     return model.eval()
+
+
+def _hooked_class():
+    """HookedTransformer that refuses return_type="loss" on a numerical output (one number per position:
+    there is no next-token distribution to score)."""
+    global _HOOKED
+    if _HOOKED is None:
+        from transformer_lens import HookedTransformer
+
+        class RaspHookedTransformer(HookedTransformer):
+            rasplay_output_kind = None
+
+            def forward(self, input, return_type="logits", *args, **kwargs):   # noqa: A002 - TL's name
+                if return_type in ("loss", "both") and self.rasplay_output_kind == "numerical":
+                    raise ValueError(
+                        'return_type="loss" needs logits over tokens, but this compiled model outputs one number '
+                        'per position (a numerical output): run it with return_type="logits" and compare '
+                        'logits[..., 0] with the expected values')
+                return super().forward(input, return_type, *args, **kwargs)
+
+        _HOOKED = RaspHookedTransformer
+    return _HOOKED
+
+
+_HOOKED = None
+
+
+def load_tl(out_dir):
+    """A compiled model exported by `export_transformer_lens` (or `rasplay compile --export transformer-lens`)
+    as a `transformer_lens.HookedTransformer` in float64, with `.rasplay_encoder`, a TokenEncoder that adds BOS,
+    pads mixed lengths and decodes outputs. Also `rasplay.interop.load_tl`."""
+    model = load_hooked_transformer(out_dir)
+    model.rasplay_encoder = TokenEncoder(json.loads((Path(out_dir) / CONFIG_FILE).read_text(encoding="utf-8")))
+    return model
+
+
+class TokenEncoder:
+    """Tokenizer-like: inputs (strings or token lists) -> TransformerLens ids with BOS first, and outputs back.
+
+        enc = TokenEncoder(json.load(open("out/config.json")))    # or load_tl("out").rasplay_encoder
+        ids = enc(["abc", "cab"])                                  # (2, 4) LongTensor, BOS first
+        ids, mask = enc(["abc", "a"], pad=True)                    # mixed lengths: padded, mask True on real ids
+        logits = model.run_with_hooks(ids, fwd_hooks=enc.pad_hooks(mask, model.cfg.n_layers))
+        enc.decode(logits, mask)                                   # [[...values...], ...] without BOS and pads
+
+    Padding recipe: pad after the tokens (with BOS's id; any id works) and mask the pad *keys* in every
+    layer's `hook_attn_scores` (scores of pad keys -> -inf), so no real position attends to a pad; the
+    outputs at real positions then equal the unpadded run's (the MLPs act per position)."""
+
+    def __init__(self, config_doc: dict):
+        tokens = config_doc["tokens"]
+        self.vocab, self.bos_id = tokens["vocab"], tokens["bos_id"]
+        self.output = tokens["output"]
+        self._index = {json.dumps(t): i for i, t in enumerate(self.vocab)}
+
+    def encode(self, inputs: list, pad: bool = False):
+        import torch
+
+        rows = []
+        for k, item in enumerate(inputs):
+            ids = [self.bos_id]
+            for t in list(item):
+                key = json.dumps(t)
+                if key not in self._index or self._index[key] == self.bos_id:
+                    raise ValueError(f"input {k + 1}: the token {t!r} is not in the vocabulary "
+                                     f"{[v for i, v in enumerate(self.vocab) if i != self.bos_id]}")
+                ids.append(self._index[key])
+            rows.append(ids)
+        width = max((len(r) for r in rows), default=1)
+        if not pad and len({len(r) for r in rows}) > 1:
+            raise ValueError("inputs of several lengths: pass pad=True and run with pad_hooks(mask) (see docs/interop.md)")
+        ids = torch.tensor([r + [self.bos_id] * (width - len(r)) for r in rows], dtype=torch.long)
+        if not pad:
+            return ids
+        mask = torch.tensor([[True] * len(r) + [False] * (width - len(r)) for r in rows], dtype=torch.bool)
+        return ids, mask
+
+    __call__ = encode
+
+    @staticmethod
+    def pad_hooks(mask, n_layers: int) -> list:
+        """fwd_hooks for run_with_hooks / run_with_cache: pad keys get -inf in every layer's attention scores."""
+        def hook(scores, hook):   # (B, H, query, key)
+            return scores.masked_fill(~mask[:, None, None, :], float("-inf"))
+        return [(f"blocks.{i}.attn.hook_attn_scores", hook) for i in range(n_layers)]
+
+    def decode(self, logits, mask=None) -> list:
+        """Output values per input (positions after BOS; pads dropped): class names, or numbers."""
+        out = logits.detach().cpu().numpy()[:, 1:]
+        keep = None if mask is None else mask.cpu().numpy()[:, 1:]
+        rows = []
+        for b in range(out.shape[0]):
+            n = out.shape[1] if keep is None else int(keep[b].sum())
+            if self.output["kind"] == "categorical":
+                rows.append([self.output["classes"][i] for i in out[b, :n].argmax(-1).tolist()])
+            else:
+                rows.append(out[b, :n, 0].tolist())
+        return rows
 
 
 def load_hooked_transformer(out_dir):

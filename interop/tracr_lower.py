@@ -64,6 +64,12 @@ def _library_names() -> set:
 RESERVED |= _library_names()
 
 
+def code_name(i: int) -> str:
+    """The RASP value standing for value number i of a coded s-op: a string, so that no arithmetic can
+    ever read a code as a number (a mean of several codes is an evaluation error, never a value)."""
+    return f"c{i}"
+
+
 @dataclass
 class Rep:
     """How an s-op's values live in RASP: as themselves (plain) or as codes into `values`. A plain
@@ -77,7 +83,7 @@ class Rep:
         """The RASP constant that stands for value v of this s-op."""
         if self.plain:
             return format_constant(self.none if v is None else v)
-        return str(self.code[v])
+        return format_constant(code_name(self.code[v]))
 
 
 @dataclass
@@ -102,7 +108,7 @@ class Lowered:
         if name not in self.codes:
             return values
         table = self.codes[name]
-        return [None if v is None else table[int(v)] for v in values]
+        return [None if v is None else table[int(v[1:])] for v in values]
 
 
 def _hashable(v):
@@ -155,8 +161,10 @@ def _means(values: list, max_len: int, limit: int = MAX_MEANS) -> list | None:
 
 
 class _Lowering:
-    def __init__(self, vocab: list, max_len: int):
+    def __init__(self, vocab: list, max_len: int, causal_mask: bool = False, copy_categorical: bool = False):
         self.vocab, self.max_len = list(vocab), max_len
+        self.causal_mask, self.copy_categorical = causal_mask, copy_categorical
+        self.masked: dict[str, str] = {}
         self.lines: list[str] = []
         self.reps: dict[int, Rep] = {}            # unique_id -> Rep (s-ops)
         self.names: dict[int, str] = {}           # unique_id -> RASP name
@@ -238,7 +246,7 @@ class _Lowering:
         if isinstance(e, rasp.Aggregate):
             return self._aggregate(e)
         if isinstance(e, rasp.SelectorWidth):
-            self._emit(e, f"selector_width({self.names[e.selector.unique_id]})",
+            self._emit(e, f"selector_width({self._attend(e.selector)})",
                        _rep(range(self.max_len + 1)))
             return
         if isinstance(e, rasp.Select):
@@ -263,6 +271,54 @@ class _Lowering:
             return
         raise RaspError(f"the Tracr expression {e!r} ({type(e).__name__}) has no RASP counterpart", None, "type")
 
+    def _attend(self, selector) -> str:
+        """The selector an Aggregate or SelectorWidth reads: itself, or with causal_mask (a causal model as
+        Tracr compiles it) itself and `key <= query` (the attention mask Tracr's causal models apply)."""
+        name = self.names[selector.unique_id]
+        if not self.causal_mask:
+            return name
+        if name not in self.masked:
+            if "causal_mask_" not in self.used:
+                self.used.add("causal_mask_")
+                self.lines.append("causal_mask_ = select(indices, indices, <=);")
+            masked = f"{name}_causal"
+            while masked in self.used:
+                masked += "_"
+            self.used.add(masked)
+            self.lines.append(f"{masked} = {name} and causal_mask_;")
+            self.masked[name] = masked
+        return self.masked[name]
+
+    @staticmethod
+    def _nested(rel: dict, ks: list, qs: list, kr: Rep, qr: Rep, kname: str, qname: str) -> str | None:
+        """A relation whose rows, within each class of keys (keys sharing a row), are nested (a chain, as
+        `k[0] == q[0] and k[1] <= q[1]`): `select(class, class, ==) and select(level, threshold, <=)`, two
+        conditions of one head, however many distinct rows."""
+        rows = sorted({r for r in rel.values() if r}, key=len)
+        comp = _components(rows, len(ks))
+        by_comp: dict = {}
+        for r in rows:
+            by_comp.setdefault(comp[next(iter(r))], []).append(r)
+        level: dict = {}
+        for chain in by_comp.values():
+            for small, big in zip(chain, chain[1:]):
+                if not small < big:
+                    return None
+            for j, r in enumerate(chain):
+                for i in r:
+                    level.setdefault(i, j)
+        row_level = {r: j for chain in by_comp.values() for j, r in enumerate(chain)}
+        classes = sorted(set(comp))
+        cls = {c: j for j, c in enumerate(classes)}
+        kclass = ", ".join(f"{kr.key(k)}: {cls[comp[i]]}" for i, k in enumerate(ks))
+        klevel = ", ".join(f"{kr.key(k)}: {level.get(i, len(ks) + 1)}" for i, k in enumerate(ks))
+        qclass = ", ".join(f"{qr.key(q)}: {cls[comp[next(iter(rel[q]))]] if rel[q] else -1}" for q in qs)
+        qlevel = ", ".join(f"{qr.key(q)}: {row_level[rel[q]] if rel[q] else -1}" for q in qs)
+        level_sel = f"select({{{klevel}}}[{kname}], {{{qlevel}}}[{qname}], <=)"
+        if len(classes) == 1 and all(rel[q] for q in qs):
+            return level_sel
+        return f"select({{{kclass}}}[{kname}], {{{qclass}}}[{qname}], ==) and {level_sel}"
+
     def _primitive(self, e, name: str, values) -> None:
         self.names[e.unique_id] = name
         self.labels[e.label] = name
@@ -284,8 +340,6 @@ class _Lowering:
         """A RASP expression for the position of e's value in its value list, and the list's size."""
         rep, name = self.reps[e.unique_id], self.names[e.unique_id]
         values = self._values(e)
-        if not rep.plain:
-            return name, len(values)
         table = ", ".join(f"{rep.key(v)}: {i}" for i, v in enumerate(values))
         return f"{{{table}}}[{name}]", len(values)
 
@@ -326,7 +380,7 @@ class _Lowering:
                 runs[-1].append(x)
             else:
                 runs.append([x])
-        if len(runs) > MAX_STEPS:
+        if len(runs) > MAX_STEPS or len(runs) == 1:   # one value everywhere: a table keeps it an s-op
             return None
         expr = rep.key(results[runs[-1][0]])
         for run, after in zip(reversed(runs[:-1]), reversed(runs[1:])):
@@ -367,15 +421,37 @@ class _Lowering:
         self._emit(e, f"{{{table}}}[{ia} * {nb} + {ib}]", rep)
 
     def _aggregate(self, e) -> None:
-        src, sel, sop = self.reps[e.sop.unique_id], self.names[e.selector.unique_id], self.names[e.sop.unique_id]
+        src, sel, sop = self.reps[e.sop.unique_id], self._attend(e.selector), self.names[e.sop.unique_id]
         numerical = _explicit(e, "encoding") == rasp.Encoding.NUMERICAL
         values = src.values
+        if not src.plain and values is not None and all(_kind(v) in ("number", "bool") for v in values if v is not None):
+            # numbers held as codes (None among them): decode them before any mean, None as 0
+            numbers = {v: (0 if v is None else int(v) if _kind(v) == "bool" else v) for v in values}
+            table = ", ".join(f"{src.key(v)}: {format_constant(numbers[v])}" for v in values)
+            sop, values = f"{{{table}}}[{sop}]", _sorted(set(numbers.values()))
+            src = Rep(values, True)
+            if None in numbers:
+                self.notes.append(f"{e.label}: None among the aggregated values counts as 0 (Tracr's evaluator "
+                                  f"has no value there; its compiled models read 0)")
+        if numerical and values is not None and not all(_kind(v) in ("number", "bool") for v in values):
+            shown = ", ".join(repr(v) for v in values[:5])
+            raise RaspError(f"{e.label}: a numerical Aggregate averages numbers, but its input "
+                            f"'{self.names[e.sop.unique_id]}' holds {shown}{', ...' if len(values) > 5 else ''} "
+                            f"(Tracr: numerical aggregates average numbers only)", None, "type")
         number_default = isinstance(e.default, (int, float)) and not isinstance(e.default, bool)
         if src.plain and values is not None and all(_kind(v) == "bool" for v in values) and \
                 (numerical or number_default):
             sop, values = f"indicator({sop})", sorted({int(v) for v in values})
             self.notes.append(f"{e.label}: a mean of bools averages them as 0 and 1")
         numbers = src.plain and values is not None and all(_kind(v) == "number" for v in values)
+        if self.copy_categorical and numbers and not numerical:
+            # Tracr's categorical aggregate copies one value: held as codes, no mean is ever taken (several
+            # selected is an evaluation error in RASP, and the compiled model copies)
+            out = _sorted(set(values) | {e.default})
+            rep = Rep(out, False, {v: i for i, v in enumerate(out)})
+            recode = ", ".join(f"{src.key(v)}: {rep.key(v)}" for v in values)
+            self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.key(e.default)})", rep)
+            return
         if src.plain:
             default = e.default
             default_text = "" if default is None else f", {format_constant(default)}"
@@ -398,15 +474,17 @@ class _Lowering:
                 out = None
             rep = _rep(out) if out is not None else Rep(None, True)
             if out is not None and not rep.plain:   # a default of another kind than the values: use codes
-                recode = ", ".join(f"{src.key(v)}: {rep.code[v]}" for v in src.values)
-                self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.code[default]})", rep)
+                recode = ", ".join(f"{src.key(v)}: {rep.key(v)}" for v in src.values)
+                self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.key(default)})", rep)
                 return
             self._emit(e, f"aggregate({sel}, {sop}{default_text})", rep)
             return
+        # values RASP holds as codes (strings): a copy of the selected code; several selected is an error,
+        # as in Tracr (a mean of non-numbers)
         out = list(src.values) + [e.default]
         rep = _rep(out)
-        recode = ", ".join(f"{i}: {rep.code[v]}" for i, v in enumerate(src.values))
-        self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.code[e.default]})", rep)
+        recode = ", ".join(f"{src.key(v)}: {rep.key(v)}" for v in src.values)
+        self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.key(e.default)})", rep)
 
     # -------------------------------------------------------------- selectors
     def _select(self, e) -> None:
@@ -458,6 +536,9 @@ class _Lowering:
             kmap = ", ".join(f"{kr.key(k)}: {klass.get(i, -1)}" for i, k in enumerate(ks))
             qmap = ", ".join(f"{qr.key(q)}: {rows.index(rel[q]) if rel[q] else -2}" for q in qs)
             return f"select({{{kmap}}}[{kname}], {{{qmap}}}[{qname}], ==)"
+        nested = self._nested(rel, ks, qs, kr, qr, kname, qname)
+        if nested is not None:
+            return nested
         atoms = []
         for r in rows:
             kmap = ", ".join(f"{kr.key(k)}: {1 if i in r else 0}" for i, k in enumerate(ks))
@@ -466,8 +547,27 @@ class _Lowering:
         return " or ".join(atoms)
 
 
-def lower(expr, vocab, max_len: int) -> Lowered:
-    """The RASP program computing Tracr expression `expr` on inputs over `vocab` up to `max_len`."""
+def _components(rows: list, n_keys: int) -> list[int]:
+    """Component of each key: keys that share a row are in one component (union-find)."""
+    parent = list(range(n_keys))
+
+    def find(i):
+        while parent[i] != i:
+            parent[i] = parent[parent[i]]
+            i = parent[i]
+        return i
+    for r in rows:
+        r = sorted(r)
+        for i in r[1:]:
+            parent[find(i)] = find(r[0])
+    return [find(i) for i in range(n_keys)]
+
+
+def lower(expr, vocab, max_len: int, causal_mask: bool = False, copy_categorical: bool = False) -> Lowered:
+    """The RASP program computing Tracr expression `expr` on inputs over `vocab` up to `max_len`; with
+    causal_mask, every selector that an Aggregate or SelectorWidth reads is and-ed with `key <= query`
+    (Tracr's causal models: its causal_eval semantics); with copy_categorical, an Aggregate of numbers that
+    Tracr encodes categorically copies codes (never a mean), as Tracr's compiled models do."""
     if isinstance(vocab, str):
         vocab = list(vocab)
     vocab = _sorted(set(vocab))
@@ -477,12 +577,12 @@ def lower(expr, vocab, max_len: int) -> Lowered:
         raise RaspError(f"max_len must be a positive int, not {max_len!r}", None, "input")
     if not isinstance(expr, rasp.RASPExpr):
         raise RaspError(f"expected a Tracr RASP expression, got {type(expr).__name__}", None, "type")
-    lowering = _Lowering(vocab, max_len)
+    lowering = _Lowering(vocab, max_len, causal_mask, copy_categorical)
     output = lowering.lower(expr)
     header = [f"# Lowered from a Tracr program by rasplay.tracr: vocab {format_constant(vocab)}, max_len {max_len}.",
               "# Map, SequenceMap and custom Select predicates are tables over their inputs' value sets."]
     for name, values in lowering.codes.items():
-        header.append(f"# {name} holds codes: " + ", ".join(f"{i} = {v!r}" for i, v in enumerate(values)))
+        header.append(f"# {name} holds codes: " + ", ".join(f"{code_name(i)} = {v!r}" for i, v in enumerate(values)))
     if output in ("tokens", "indices", "length"):
         lowering.lines.append(f"output = {output};")
         output = "output"

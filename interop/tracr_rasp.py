@@ -9,8 +9,8 @@ selectors. Nothing here computes with transformers: `interop.tracr_lower` turns 
 expression into RASP source for rasplay's interpreter (and so into rasplay's own operation
 graph), tabulating every Python function on the value sets of its inputs.
 
-`evaluate(expr, xs)` (and calling an expression on a list) evaluates through that lowering with
-rasplay's evaluator, so the values are the ones the playground shows.
+`evaluate(expr, xs)` (and calling an expression on a list) follows Tracr's evaluation rules directly
+(interop/tracr_eval.py): the reference that compiled Tracr programs are checked against.
 """
 from __future__ import annotations
 
@@ -280,8 +280,10 @@ class Comparison(enum.Enum):
     FALSE = "False"
 
     def __call__(self, key: Value, query: Value) -> bool:
-        if key is None or query is None:
-            raise ValueError("a comparison of None")
+        if key is None:
+            raise ValueError("key is None!")
+        if query is None:
+            raise ValueError("query is None!")
         return _COMPARE[self](key, query)
 
 
@@ -502,11 +504,11 @@ DEFAULT_ANNOTATORS["name"] = default_name
 # ------------------------------------------------------------------ evaluation
 
 def evaluate(expr: RASPExpr, xs: Sequence[Value]):
-    """The value of `expr` on the input `xs`, computed by rasplay's evaluator on the lowered program:
-    a list (s-op, None where Tracr gives None) or a list of bool rows (selector)."""
-    from .tracr import evaluate_expr
+    """The value of `expr` on the input `xs` by Tracr's rules (interop/tracr_eval.py, numpy, no tables):
+    a list (s-op, None where Tracr gives None) or a list of bool rows (selector). Raises what Tracr raises."""
+    from .tracr_eval import evaluate as _evaluate
 
-    return evaluate_expr(expr, xs)
+    return _evaluate(expr, xs)
 
 
 class DefaultRASPEvaluator:

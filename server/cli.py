@@ -39,11 +39,12 @@ def _enforce_limits(path: str, seconds: float, memory: int | None):
     from rasplay import engine
 
     engine.evaluate("x = length;", ["ab"])   # the library (ours) is not the program's time
+    address_space = resource.getrlimit(resource.RLIMIT_AS)   # restored by disarm (the CLI may run in-process)
     if memory:
         try:
             with open("/proc/self/statm") as f:
                 size = int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
-            resource.setrlimit(resource.RLIMIT_AS, (size + memory, size + memory))
+            resource.setrlimit(resource.RLIMIT_AS, (size + memory, address_space[1]))   # soft: disarm restores it
         except (OSError, ValueError):
             pass
 
@@ -64,6 +65,11 @@ def _enforce_limits(path: str, seconds: float, memory: int | None):
     def disarm():
         signal.setitimer(signal.ITIMER_REAL, 0)
         timer.cancel()
+        if memory:
+            try:
+                resource.setrlimit(resource.RLIMIT_AS, address_space)
+            except (OSError, ValueError):
+                pass
     return disarm
 
 
@@ -103,6 +109,9 @@ def cmd_eval(args) -> int:
         return 1
     finally:
         disarm()
+    if args.tracr:   # Tracr's values (tuples, None), not the lowered program's codes
+        from rasplay.interop.cli_tracr import decode_document
+        doc = decode_document(args, doc)
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     else:
@@ -311,6 +320,9 @@ def cmd_compile(args) -> int:
         model = engine.compile(source, output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
                                bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs,
                                eval_limits=limits, causal=args.causal)
+        if args.tracr:   # check() against Tracr's evaluation rules, not the lowered program
+            from rasplay.interop.cli_tracr import tracr_model
+            model = tracr_model(args, model)
         doc = {"summary": model.summary()}
         if args.check:
             doc["check"] = model.check(seed=args.seed, exhaustive_limit=args.check_limit)
@@ -344,7 +356,10 @@ def cmd_compile(args) -> int:
 
 def _add_tracr_options(p) -> None:
     p.add_argument("--tracr", action="store_true",
-                   help="FILE is a Tracr program, FILE.py:NAME (NAME() returns the s-op); runs its Python")
+                   help="FILE is a Tracr program, FILE.py:NAME (NAME() returns the s-op) or FILE.py:'make_x(ARGS)'; "
+                        "runs its Python")
+    p.add_argument("--arg", action="append", metavar="EXPR",
+                   help="with --tracr: an argument for NAME (a Python expression; `rasp` in scope); repeatable")
     p.add_argument("--save-rasp", metavar="OUT.rasp", help="with --tracr: write the lowered RASP program")
 
 

@@ -151,3 +151,62 @@ def test_cli_export(tmp_path, capsys):
     assert ["".join(classes[i] for i in row[1:]) for row in logits.argmax(-1).tolist()] == ["cba", "bac"]
     assert cli_main(["compile", str(prog), "--vocab", "abc", "--max-len", "3", "--export", "onnx", str(out)]) == 2
     assert "unknown export format 'onnx'" in capsys.readouterr().err
+
+
+def test_config_is_accepted_as_written(tmp_path):
+    """config.json's hooked_transformer_config goes straight into HookedTransformerConfig (no dtype string in
+    it); a model built from it (float32, TransformerLens' default) still decodes the compiled outputs."""
+    from transformer_lens import HookedTransformer, HookedTransformerConfig
+
+    source, vocab, max_len = PROGRAMS["reverse"]
+    model = rasplay.compile(source, vocab=vocab, max_len=max_len)
+    export_transformer_lens(model, tmp_path)
+    doc = json.loads((tmp_path / "config.json").read_text())
+    cfg = HookedTransformerConfig(**doc["hooked_transformer_config"])
+    tl_model = HookedTransformer(cfg)
+    tl_model.load_state_dict(torch.load(tmp_path / "state_dict.pt"), strict=False)
+    ids = token_ids(doc, ["abc", "cab", "bba"])
+    classes = doc["tokens"]["output"]["classes"]
+    got = ["".join(classes[i] for i in row[1:]) for row in tl_model(torch.tensor(ids)).argmax(-1).tolist()]
+    assert got == ["cba", "bac", "abb"]
+    assert doc["torch_dtype"] == "float64"
+
+
+def test_load_tl_encoder_and_padding_recipe(tmp_path):
+    """rasplay.interop.load_tl: a float64 HookedTransformer whose encoder adds BOS; mixed lengths padded and
+    the pad keys masked in hook_attn_scores give every input's own outputs (unmasked padding does not)."""
+    from rasplay.interop import load_tl
+
+    source, vocab, max_len = PROGRAMS["reverse"]
+    model = rasplay.compile(source, vocab=vocab, max_len=max_len)
+    export_transformer_lens(model, tmp_path)
+    tl_model = load_tl(tmp_path)
+    enc = tl_model.rasplay_encoder
+    assert tl_model.cfg.dtype == torch.float64
+    ids = enc(["abc", "cab"])
+    assert ids[:, 0].tolist() == [enc.bos_id] * 2 and ids.shape == (2, 4)
+    assert enc.decode(tl_model(ids)) == [list("cba"), list("bac")]
+    inputs = ["abcab", "a", "cb", "bca"]
+    ids, mask = enc(inputs, pad=True)
+    assert ids.shape == (4, 6) and mask.sum(1).tolist() == [6, 2, 3, 4]
+    logits = tl_model.run_with_hooks(ids, fwd_hooks=enc.pad_hooks(mask, tl_model.cfg.n_layers))
+    assert enc.decode(logits, mask) == [list(x[::-1]) for x in inputs]
+    unmasked = enc.decode(tl_model(ids), mask)
+    assert unmasked != [list(x[::-1]) for x in inputs]     # the mask is what makes padding exact
+    with pytest.raises(ValueError, match="pad=True"):
+        enc(["ab", "a"])
+    with pytest.raises(ValueError, match="not in the vocabulary"):
+        enc(["az"])
+
+
+def test_loss_on_a_numerical_output_is_refused_clearly(tmp_path):
+    from rasplay.interop import load_tl
+
+    source, vocab, max_len = PROGRAMS["frac_prevs"]
+    export_transformer_lens(rasplay.compile(source, vocab=vocab, max_len=max_len), tmp_path)
+    tl_model = load_tl(tmp_path)
+    ids = tl_model.rasplay_encoder(["abc"])
+    with pytest.raises(ValueError, match='return_type="loss".*numerical'):
+        tl_model(ids, return_type="loss")
+    values = tl_model.rasplay_encoder.decode(tl_model(ids))
+    assert len(values[0]) == 3

@@ -231,8 +231,9 @@ def test_tracr_compile_entry_point_through_the_alias(lib):
     check = model.check()
     assert check["agree"] == check["inputs"] == 3 + 9 + 27 + 81
     assert model.config["vocab"][model.config["bos_id"]] == "BOS"
-    with pytest.raises(rasplay.RaspError, match="causal"):
-        compiling.compile_rasp_to_model(lib.make_hist(), vocab={"a"}, max_seq_len=4, causal=True)
+    causal = compiling.compile_rasp_to_model(lib.make_hist(), vocab={"a", "b"}, max_seq_len=4, causal=True)
+    check = causal.check()     # as Tracr's causal models: each position counts its token in the prefix
+    assert causal.causal and check["agree"] == check["inputs"] == 2 + 4 + 8 + 16
 
 
 def test_page_link_carries_the_lowered_program(lib, tmp_path, capsys):
