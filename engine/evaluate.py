@@ -25,7 +25,7 @@ from .inputs import Input, parse_inputs
 from .interpret import Interpretation, interpret, parse_program, warm
 from .lang.errors import RaspError, diagnostic, positions_phrase
 from .limits import DEFAULT_LIMITS, Limits
-from .program import Node, Selector, SOp
+from .program import Aggregate, Node, Selector, SOp
 
 
 @dataclass
@@ -69,6 +69,13 @@ def _aggregate(node, vals, tokens):
     sel, v = vals[node.selector.id].data, vals[node.sop.id].data
     B, n = v.shape
     counts = sel.sum(axis=-1)
+    if not isinstance(node.default, (bool, int, float, str)):  # a list or dict default (the original takes it)
+        empty = (counts == 0).any(axis=1)
+        failed = RaspError("aggregate: a query selects nothing and gets the default, a list or dict, which an "
+                           "s-op cannot hold", node.origin, "type")
+        out, bad, errors, *rest = _aggregate(Aggregate(node.selector, node.sop, 0, span=node.span, label=node.label),
+                                             vals, tokens)
+        return (out, bad, [failed if e else err for e, err in zip(empty.tolist(), errors or [None] * B)], *rest)
     default_kind = as_array(node.default).dtype.kind
     if mixed.is_mixed(v) or ((counts == 0).any() and default_kind != v.dtype.kind
                              and not (default_kind in "if" and v.dtype.kind in "if")):
