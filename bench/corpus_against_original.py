@@ -37,29 +37,39 @@ BIG_INPUTS = [["a", "boy", "painted", "the", "girl", "|"], ["the", "girl", "was"
 
 
 def transcript(text: str) -> tuple[str, list[tuple[str, str]]]:
-    """The program of a README transcript, and (name, input) pairs for its applications."""
+    """The program of a README transcript, and (name, input) pairs for its applications. A `>` line
+    starts a statement; the lines after it belong to it while its brackets are open (the rest are the
+    REPL's printed values)."""
     lines, applications = [], []
-    block: list[str] | None = None
+    in_code, depth = False, 0
     for raw in text.splitlines():
         if raw.strip().startswith("```"):
-            if block is not None:
-                lines += block
-            block = [] if block is None else None
+            in_code, depth = not in_code, 0
             continue
-        if block is None:
+        if not in_code:
             continue
         line = raw.rstrip()
+        if re.match(r"\s*\.\.", line):  # a continuation prompt
+            stmt = re.sub(r"^\s*\.\.\s?", "", line)
+            if lines and stmt.strip() == ";" and lines[-1].endswith(";"):
+                continue
+            lines.append(stmt)
+            continue
         if line.lstrip().startswith(">"):
-            stmt = line.lstrip()[1:].strip()
-            m = re.fullmatch(r'(.*\))\s*\((".*?"|\[.*?\])\)\s*;?', stmt)
-            if m and not stmt.startswith("def"):
-                name = f"_apply{len(applications)}"
-                block.append(f"{name.lstrip('_')} = {m.group(1)};")
-                applications.append((name.lstrip("_"), json.loads(m.group(2))))
-            else:
-                block.append(stmt)
-        elif block and not block[-1].rstrip().endswith(";") or (block and line.startswith((" ", "\t", "}"))):
-            block.append(line)
+            stmt = re.sub(r"^\s*>+\s?", "", line).strip()
+            m = re.fullmatch(r'(.+?)\s*\((".*?"|\[.*?\])\)\s*;?', stmt)
+            if m and not stmt.startswith("def") and "=" not in stmt.split("(")[0]:
+                name = f"apply{len(applications)}"
+                lines.append(f"{name} = {m.group(1)};")
+                applications.append((name, json.loads(m.group(2))))
+                continue
+            depth = 0
+        elif depth <= 0:
+            continue
+        else:
+            stmt = line
+        lines.append(stmt)
+        depth += stmt.count("{") + stmt.count("(") - stmt.count("}") - stmt.count(")")
     return "\n".join(lines), applications
 
 
@@ -105,7 +115,9 @@ def main() -> None:
         for c in todo:
             print(c["id"], "\n", c["program"])
     t0 = time.perf_counter()
-    run = subprocess.run([args.python, "-c", DRIVER], input=json.dumps(todo), capture_output=True, text=True,
+    driver = DRIVER.replace("json.dump(out, sys.stdout)",
+                            "json.dump(out, sys.stdout, default=lambda o: {'error': type(o).__name__})")
+    run = subprocess.run([args.python, "-c", driver], input=json.dumps(todo), capture_output=True, text=True,
                          cwd=args.original)
     t_original = time.perf_counter() - t0
     if run.returncode != 0:

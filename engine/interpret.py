@@ -267,7 +267,8 @@ class Interpreter:
                 if param in RESERVED_EVERYWHERE:
                     raise RaspError(f"cannot set reserved name '{param}' (a built-in name); "
                                     "choose another parameter name", stmt.span, "name")
-            env.vars[stmt.name] = Function(stmt.name, stmt.params, stmt.body, stmt.returns, env, stmt.span)
+            self.bind(env, stmt.name, Function(stmt.name, stmt.params, stmt.body, stmt.returns, env, stmt.span),
+                      stmt.span, definitions)
         elif isinstance(stmt, ast.ForLoop):
             for name in stmt.names:
                 self.check_settable(env, name, stmt.span)
