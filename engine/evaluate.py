@@ -262,6 +262,7 @@ def run_graph(nodes: list[Node], tokens: np.ndarray, keep: set[int], deadline: f
                 own = message if isinstance(message, list) else _row_errors(bad, message, node, B)
                 if mixed.is_mixed(data) and not isinstance(node, Selector):
                     own = _merge(own, _string_mixes(data, node))
+                    data = _settle_failed_rows(data, _merge(inherited, own))
                 vals[node.id] = Values(data, _merge(inherited, own), int_like[0] if int_like else None)
             except RaspError as e:
                 e.located(node.origin)
@@ -270,6 +271,20 @@ def run_graph(nodes: list[Node], tokens: np.ndarray, keep: set[int], deadline: f
             if last_use.get(c.id) == node.id and c.id not in keep:
                 vals.pop(c.id, None)
     return {k: v for k, v in vals.items() if k in keep}
+
+
+def _settle_failed_rows(data: np.ndarray, errors: list) -> np.ndarray:
+    """The rows of failed inputs are never shown: fill them with a value of the other rows' type, so
+    that an s-op mixed only on failed inputs becomes typed again (and its uses stay vectorised)."""
+    failed = [e is not None for e in errors]
+    if not any(failed) or all(failed):
+        return data
+    good = data[~np.array(failed)]
+    if len(mixed.row_kinds(good.ravel().tolist())) != 1:
+        return data
+    data = data.copy()
+    data[np.array(failed)] = good.flat[0]
+    return mixed.settle(data)
 
 
 def _string_mixes(data: np.ndarray, node) -> list:

@@ -946,7 +946,8 @@ def interpret(source: str, limits: Limits = DEFAULT_LIMITS, load_dirs: list | No
     graph = Graph(limits.max_nodes)
     definitions: list[Definition] = []
     if len(source) > limits.max_source_chars:
-        err = RaspError(f"the program is {len(source)} characters long; the limit is {limits.max_source_chars}",
+        err = RaspError(f"the program is {len(source)} characters long; the limit is {limits.max_source_chars} "
+                        "characters (Limits.max_source_chars; the server's --max-source-chars)",
                         Span(1, 1, 1, 2), "limit")
         return Interpretation(graph, [], [err.to_diagnostic()], {}, {}, source=source)
     program = parse_program(source)  # linear in the (bounded) program size; before the time limit starts
