@@ -295,11 +295,14 @@ class Interpreter:
 
     def bind(self, env: Env, name: str, value, span: Span, definitions: list | None):
         env.vars[name] = value
-        if definitions is not None and not isinstance(value, (SOp, Selector)):
+        if definitions is not None and not isinstance(value, (SOp, Selector)) \
+                and name in getattr(definitions, "names", (name,)):
             # rebound to a value that is not an s-op or selector: no s-op of that name remains
             for i, old in enumerate(definitions):
                 if old.name == name and not old.is_expression:
                     del definitions[i]
+                    if isinstance(definitions, DefinitionList):
+                        definitions.names.discard(name)
                     names = self.node_names.get(old.value.id, [])
                     if name in names:
                         names.remove(name)
@@ -799,12 +802,24 @@ def _defined_names(stmt: ast.Stmt) -> list[str]:
     return []
 
 
+class DefinitionList(list):
+    """The program's definitions in order, with the set of their names (a name defined again is found
+    without scanning a long program's list)."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: set[str] = set()
+
+
 def _replace_definition(definitions: list[Definition], d: Definition):
-    for i, old in enumerate(definitions):
-        if old.name == d.name:
-            del definitions[i]
-            break
+    if d.name in getattr(definitions, "names", (d.name,)):
+        for i, old in enumerate(definitions):
+            if old.name == d.name:
+                del definitions[i]
+                break
     definitions.append(d)
+    if isinstance(definitions, DefinitionList):
+        definitions.names.add(d.name)
 
 
 def _closest(name: str, candidates) -> str | None:
@@ -944,7 +959,7 @@ def interpret(source: str, limits: Limits = DEFAULT_LIMITS, load_dirs: list | No
               deadline: float | None = None) -> Interpretation:
     """Interpret a RASP program: its graph, its top-level definitions and its diagnostics."""
     graph = Graph(limits.max_nodes)
-    definitions: list[Definition] = []
+    definitions: list[Definition] = DefinitionList()
     if len(source) > limits.max_source_chars:
         err = RaspError(f"the program is {len(source)} characters long; the limit is {limits.max_source_chars} "
                         "characters (Limits.max_source_chars; the server's --max-source-chars)",
