@@ -80,14 +80,22 @@ def _aggregate(node, vals, tokens):
     if mixed.is_mixed(v) or ((counts == 0).any() and default_kind != v.dtype.kind
                              and not (default_kind in "if" and v.dtype.kind in "if")):
         return _aggregate_objects(node, sel, mixed.to_objects(v, vals[node.sop.id].int_like), counts)
-    out = np.take_along_axis(v, sel.argmax(axis=-1), axis=1)
+    chosen = sel.argmax(axis=-1)
+    out = np.take_along_axis(v, chosen, axis=1)
     errors = [None] * B
     multi = counts > 1
     # The original keeps each position's value as Python made it: a single selected int stays an
-    # int and an int default stays an int, even where other positions average to floats.
+    # int (also a float position that holds an int, see int_like) and an int default stays an int,
+    # even where other positions average to floats.
     default_is_int = isinstance(node.default, int) and not isinstance(node.default, bool)
-    int_like = ((counts == 1) if v.dtype.kind == "i" else np.zeros(counts.shape, bool)) | (
-        (counts == 0) & default_is_int)
+    source_int_like = vals[node.sop.id].int_like
+    if v.dtype.kind == "i":
+        single_int = counts == 1
+    elif source_int_like is not None:
+        single_int = (counts == 1) & np.take_along_axis(np.broadcast_to(source_int_like, v.shape), chosen, axis=1)
+    else:
+        single_int = np.zeros(counts.shape, bool)
+    int_like = single_int | ((counts == 0) & default_is_int)
     if multi.any():
         if v.dtype.kind in "if":
             out = out.astype(np.float64)

@@ -156,3 +156,11 @@ def test_the_server_takes_the_largest_published_programs_by_default():
     assert settings.max_source_chars >= 125_000 and settings.max_body_bytes >= 2 * settings.max_source_chars
     check_source("#" * 125_000, settings)  # no error
     assert settings.engine_limits().max_source_chars == settings.max_source_chars
+
+
+def test_an_int_held_in_a_float_sop_stays_an_int_through_further_aggregates():
+    # averages make a float s-op; where the default (an int) lands, later single selections keep the int
+    src = "v1 = shift(aggregate(full_s, tokens, 0), length, 3)[-1]; v2 = \"abc\"[v1 % 3];"
+    doc = engine.evaluate(src, ["[0, 3, 0, 0, 1]"], input_format="json")
+    assert doc["results"]["v1"]["values"] == [[3, 3, 3, 3, 3]] and doc["results"]["v1"]["type"] == "int"
+    assert doc["results"]["v2"]["values"] == [["a"] * 5]
