@@ -164,3 +164,20 @@ def test_an_int_held_in_a_float_sop_stays_an_int_through_further_aggregates():
     doc = engine.evaluate(src, ["[0, 3, 0, 0, 1]"], input_format="json")
     assert doc["results"]["v1"]["values"] == [[3, 3, 3, 3, 3]] and doc["results"]["v1"]["type"] == "int"
     assert doc["results"]["v2"]["values"] == [["a"] * 5]
+
+
+@pytest.mark.parametrize("source, want", [
+    ("x = indices + indicator(1);", [1, 2, 3]),
+    ('x = tokens in "ab";', [True, True, False]),
+    ('x = tokens in {"a": 1};', [True, False, False]),
+    ("x = tokens in tokens;", [True, True, True]),
+    ("x = indices + len(zip([1, 2], [3]));", [1, 2, 3]),
+    ("on = indices; selector = on + 1; x = selector;", [1, 2, 3]),
+    ('x = indices + indices("abc")[2];', [2, 3, 4]),
+    ("x = (indices + 1)[1];", [2, 2, 2]),
+    ("x = aggregate(select (indices, 0, ==), tokens);", ["a", "a", "a"]),
+    ("def f(a, b) { return a; } x = f(indices, tokens + 1);", [0, 1, 2]),
+])
+def test_what_the_original_refuses_and_rasplay_accepts_as_documented(source, want):
+    # docs/language.md, "Accepted here, refused by the original": each gives what Python gives
+    assert value(source, "abc", "x") == want
