@@ -57,7 +57,8 @@ def _merge(first: list, second: list) -> list:
 def _select(node, vals, tokens):
     keys, queries = vals[node.keys.id].data, vals[node.queries.id].data
     if mixed.is_mixed(keys) or mixed.is_mixed(queries):
-        return mixed.apply(node.predicate, [keys[:, None, :], queries[:, :, None]])
+        values, bad, message = mixed.apply(node.predicate, [keys[:, None, :], queries[:, :, None]])
+        return values.astype(np.bool_), bad, message
     if keys.dtype.kind == "U" and queries.dtype.kind == "U":
         # compare strings through their rank among all values: same order, integer speed
         _, codes = np.unique(np.concatenate([keys.ravel(), queries.ravel()]), return_inverse=True)
