@@ -131,7 +131,7 @@ def same(a, b) -> bool:
     if isinstance(a, bool) or isinstance(b, bool):
         return type(a) is type(b) and a == b
     if isinstance(a, (int, float)) and isinstance(b, (int, float)):
-        return type(a) is type(b) and math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
+        return type(a) is type(b) and math.isclose(a, b, rel_tol=1e-12, abs_tol=1e-12)
     return a == b
 
 

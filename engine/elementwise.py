@@ -15,9 +15,11 @@ from typing import Any, Callable
 
 import numpy as np
 
+from . import mixed as _mixed
 from .lang.errors import RaspError
+from .mixed import is_mixed, objects
 
-TYPE_NAMES = {"b": "bool", "i": "int", "f": "float", "U": "str"}
+TYPE_NAMES = {"b": "bool", "i": "int", "f": "float", "U": "str", "O": "mixed"}
 NUMERIC = "bif"
 INT_LIMIT = float(2 ** 62)  # int results beyond this are reported as overflow
 
@@ -61,14 +63,19 @@ def as_array(value: Any) -> np.ndarray:
     raise _type_error(f"a {type(value).__name__} cannot be used as an element of an s-op")
 
 
-def array_from_values(values: list, what: str = "values") -> np.ndarray:
-    """A typed array from Python atoms, all of one type (ints and floats mix to float)."""
+def array_from_values(values: list, what: str = "values", mixed: bool = False) -> np.ndarray:
+    """A typed array from Python atoms, all of one type (ints and floats mix to float). With mixed,
+    values of several types give an object array holding them as they are (see engine/mixed.py)."""
     kinds = {_atom_kind(v) for v in values}
     if not kinds:
         return np.zeros(0, dtype=np.int64)
     if None in kinds:
         bad = next(v for v in values if _atom_kind(v) is None)
         raise _type_error(f"{what} must be numbers, strings or bools, not {type(bad).__name__}")
+    if mixed and len(kinds) > 1:
+        if any(isinstance(v, int) and not isinstance(v, bool) and abs(v) >= 2 ** 63 for v in values):
+            raise RaspError(f"{what}: an integer does not fit in 64 bits", None, "value")
+        return objects([v.item() if isinstance(v, np.generic) else v for v in values])
     kind = _join_kinds(kinds, what)
     if kind == "i" and any(abs(v) >= 2 ** 63 for v in values):
         raise RaspError(f"{what}: an integer does not fit in 64 bits", None, "value")
@@ -122,6 +129,8 @@ def truthy(a: np.ndarray) -> np.ndarray:
         return a != 0
     if k == "U":
         return np.strings.str_len(a) > 0
+    if k == "O":
+        return np.array([bool(v) for v in a.ravel().tolist()], dtype=np.bool_).reshape(a.shape)
     raise _type_error(f"cannot take the truth of {type_of(a)} values")
 
 
@@ -214,6 +223,11 @@ _COMPARE = {"==": np.equal, "!=": np.not_equal, "<": np.less, ">": np.greater,
 def compare(op: str, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Elementwise comparison `a op b`, broadcasting, with Python's rules across types."""
     ka, kb = a.dtype.kind, b.dtype.kind
+    if "O" in (ka, kb):
+        values, bad, message = _mixed.apply(op, [a, b])
+        if bad is not None:
+            raise _type_error(message)
+        return values.astype(np.bool_)
     comparable = (ka in NUMERIC and kb in NUMERIC) or (ka == kb == "U")
     if not comparable:
         if op in ("==", "!="):
@@ -257,12 +271,17 @@ def _unary(op: str, a: np.ndarray) -> OpResult:
 
 # ------------------------------------------------------------------ per-distinct-value operations
 
-def per_value(a: np.ndarray, fn: Callable[[Any], Any], failure: str, what: str) -> OpResult:
+def per_value(a: np.ndarray, fn: Callable[[Any], Any], failure: str, what: str, mixed: bool = False) -> OpResult:
     """Apply a Python function to each distinct value of `a` (a handful, usually) and spread the
     results back: vectorised over positions, Python only per distinct value."""
     if a.size == 0:
         return OpResult(np.zeros(a.shape, dtype=np.int64))
-    uniques, inverse = np.unique(a.reshape(-1), return_inverse=True)
+    if a.dtype.kind == "O":  # Python values of several types: distinct by (type, value), as 1 and True differ
+        found: dict = {}
+        inverse = np.array([found.setdefault((type(v), v), len(found)) for v in a.ravel().tolist()])
+        uniques = objects([v for _, v in found])
+    else:
+        uniques, inverse = np.unique(a.reshape(-1), return_inverse=True)
     results, failed = [], []
     for u in uniques.tolist():
         try:
@@ -274,7 +293,7 @@ def per_value(a: np.ndarray, fn: Callable[[Any], Any], failure: str, what: str) 
     good = [r for r, f in zip(results, failed) if not f]
     if good:
         filler = good[0]
-        table = array_from_values([filler if f else r for r, f in zip(results, failed)], what)
+        table = array_from_values([filler if f else r for r, f in zip(results, failed)], what, mixed=mixed)
     else:
         table = np.zeros(len(results), dtype=np.int64)
     out = OpResult(table[inverse].reshape(a.shape))
@@ -315,13 +334,7 @@ def _to_int(x):
 
 
 def _to_bool(x):
-    if isinstance(x, str):
-        s = x.strip().lower()
-        if s in ("1", "true", "t", "yes"):
-            return True
-        if s in ("0", "false", "f", "no"):
-            return False
-        raise ValueError
+    """Python's bool(), as the original makes tokens_bool: a non-empty string is True ("0" too)."""
     return bool(x)
 
 
@@ -329,18 +342,26 @@ _CONVERSIONS = {
     "to_str": (str, "cannot be read as a string"),
     "to_int": (_to_int, "cannot be read as an int"),
     "to_float": (float, "cannot be read as a float"),
-    "to_bool": (_to_bool, "cannot be read as a bool (write 0/1 or true/false)"),
+    "to_bool": (_to_bool, "cannot be read as a bool"),
 }
 
 
 # ------------------------------------------------------------------ entry point
 
-def apply(op: str, operands: list) -> OpResult:
-    """Apply elementwise `op` to operands (arrays or Python atoms; containers for in/getitem)."""
+def _mixed_choice(arrays: list) -> bool:
+    """Do the branches of an if/else have types that only an object array holds (not int and float)?"""
+    ka, kb = arrays[0].dtype.kind, arrays[2].dtype.kind
+    return ka != kb and not (ka in "if" and kb in "if")
+
+
+def apply(op: str, operands: list, mixed: bool = False) -> OpResult:
+    """Apply elementwise `op` to operands (arrays or Python atoms; containers for in/getitem).
+    mixed: the evaluator's semantics, where an s-op may hold values of several types (as in the
+    original); without it (the compiler's value sets), such a mix is a type error."""
     if op in ("in", "getitem"):
         if op == "in":
             x, container = operands
-            return per_value(as_array(x), _py_in(container), "cannot test whether {} is in a string", "the results")
+            return per_value(as_array(x), _py_in(container), "cannot test whether {} is in a string", "the results", mixed)
         table, x = operands
         if isinstance(table, dict):
             failure = "no key {} in the dict"
@@ -348,13 +369,16 @@ def apply(op: str, operands: list) -> OpResult:
             failure = f"{{}} is not an index of the {'list' if isinstance(table, list) else 'string'} " \
                       f"(of length {len(table)})"
         what = "dict" if isinstance(table, dict) else "list"
-        return per_value(as_array(x), _py_getitem(table), failure, f"the {what}'s values")
+        return per_value(as_array(x), _py_getitem(table), failure, f"the {what}'s values", mixed)
     if op in _CONVERSIONS:
         fn, failure = _CONVERSIONS[op]
         (x,) = operands
         return _check_finite(per_value(as_array(x), fn, "the input token {} " + failure + f" (tokens_{op[3:]})",
-                                       "converted tokens"))
+                                       "converted tokens", mixed))
     arrays = [as_array(o) for o in operands]
+    if mixed and any(a.dtype.kind == "O" for a in arrays) or (mixed and op == "if" and _mixed_choice(arrays)):
+        values, bad, message = _mixed.apply(op, arrays)
+        return OpResult(values, bad, message)
     if op == "if":
         then, cond, orelse = arrays
         return _choose(truthy(cond), then, orelse, "the two branches of if/else")

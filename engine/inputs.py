@@ -83,7 +83,11 @@ def parse_input(item, input_format: str | None, limits: Limits, index: int = 0) 
                 raise RaspError(f"{label}: the token {json.dumps(t)[:40]} is not a number, bool or string",
                                 None, "input")
         try:
-            array = array_from_values(tokens, f"the tokens of {label}")
+            array = array_from_values(tokens, f"the tokens of {label}", mixed=True)
+            if array.dtype.kind == "O" and any(isinstance(t, str) for t in tokens):
+                names = " and ".join(sorted({type(t).__name__ for t in tokens}))
+                raise RaspError(f"the tokens of {label} mix {names} (the original RASP refuses a sequence holding "
+                                "strings beside other types)", None, "input")
         except RaspError as e:
             raise RaspError(e.message, None, "input") from None
         return Input(tokens, array)

@@ -241,15 +241,13 @@ class Interpreter:
             values = [self.eval(v, env) for v in stmt.values]
             if len(values) == 1 and isinstance(values[0], (tuple, list)) and len(stmt.names) > 1:
                 values = list(values[0])  # a, b = f(x);  a, b = [x, y];
-            if len(values) == 1 and isinstance(values[0], tuple) and len(stmt.names) == 1:
-                raise RaspError(f"{len(values[0])} values for 1 name: write "
-                                f"{', '.join(f'v{i}' for i in range(len(values[0])))} = …", stmt.span, "value")
+            # one name given several values (`z = f(x);` where f returns two) keeps them together, as the
+            # original does: `z[1]` is the second
             if len(values) != len(stmt.names):
                 raise RaspError(f"{len(values)} value{'s' if len(values) != 1 else ''} for "
                                 f"{len(stmt.names)} name{'s' if len(stmt.names) != 1 else ''}", stmt.span, "value")
-            for name in stmt.names:
+            for name, value in zip(stmt.names, values):  # in order: the names before a reserved one are set
                 self.check_settable(env, name, stmt.span)
-            for name, value in zip(stmt.names, values):
                 self.bind(env, name, value, stmt.span, definitions)
         elif isinstance(stmt, ast.ExprStmt):
             value = self.eval(stmt.expr, env)
@@ -269,7 +267,8 @@ class Interpreter:
                 if param in RESERVED_EVERYWHERE:
                     raise RaspError(f"cannot set reserved name '{param}' (a built-in name); "
                                     "choose another parameter name", stmt.span, "name")
-            env.vars[stmt.name] = Function(stmt.name, stmt.params, stmt.body, stmt.returns, env, stmt.span)
+            self.bind(env, stmt.name, Function(stmt.name, stmt.params, stmt.body, stmt.returns, env, stmt.span),
+                      stmt.span, definitions)
         elif isinstance(stmt, ast.ForLoop):
             for name in stmt.names:
                 self.check_settable(env, name, stmt.span)
@@ -296,6 +295,18 @@ class Interpreter:
 
     def bind(self, env: Env, name: str, value, span: Span, definitions: list | None):
         env.vars[name] = value
+        if definitions is not None and not isinstance(value, (SOp, Selector)) \
+                and name in getattr(definitions, "names", (name,)):
+            # rebound to a value that is not an s-op or selector: no s-op of that name remains
+            for i, old in enumerate(definitions):
+                if old.name == name and not old.is_expression:
+                    del definitions[i]
+                    if isinstance(definitions, DefinitionList):
+                        definitions.names.discard(name)
+                    names = self.node_names.get(old.value.id, [])
+                    if name in names:
+                        names.remove(name)
+                    break
         if isinstance(value, (SOp, Selector)):
             if definitions is not None:
                 _replace_definition(definitions, Definition(name, value, span))
@@ -342,8 +353,8 @@ class Interpreter:
         failures = [d for d in self.diagnostics[before:] if d["severity"] == "error"]
         del self.diagnostics[before:]  # diagnostics locate places in the program; the file's are summarised
         for n, v in child.vars.items():
-            if not n.startswith("_"):
-                self.bind(env, n, v, stmt.span, None)
+            if not n.startswith("_"):  # shown and usable as outputs, as the original shows them
+                self.bind(env, n, v, stmt.span, definitions)
         if failures:
             raise RaspError(f"load \"{stmt.path}\": {len(failures)} error(s) in {name}, first: "
                             f"{failures[0]['message']} (line {failures[0].get('line', '?')})", stmt.span, "load")
@@ -382,8 +393,9 @@ class Interpreter:
             if isinstance(cond, Selector):
                 raise RaspError("the condition of if/else cannot be a selector", e.cond.span, "type")
             if not isinstance(cond, SOp):
-                _check_atom_like(cond, e.cond.span, "the condition of if/else")
-                return self.eval(e.then if cond else e.orelse, env)
+                if not isinstance(cond, (*ATOM_TYPES, list, tuple, dict)):
+                    _check_atom_like(cond, e.cond.span, "the condition of if/else")
+                return self.eval(e.then if cond else e.orelse, env)  # Python truthiness, as the original
             then, orelse = self.eval(e.then, env), self.eval(e.orelse, env)
             return self.elementwise("if", [then, cond, orelse], e.span)
         if isinstance(e, ast.Select):
@@ -548,6 +560,11 @@ class Interpreter:
                     f"'{op}' with an s-op gives bools, as in the original RASP: each side counts as true or "
                     f"false (Python truthiness) and the result is {'both' if op == 'and' else 'either'}, "
                     f"not one of the operands as in Python", span, "warning", "semantics"))
+            sop, other = (a, b) if isinstance(a, SOp) else (b, a)
+            if op in ("==", "!=") and isinstance(sop, SOp) and isinstance(other, (list, tuple, dict)):
+                # no token equals a list or dict: all False (all True for !=), as Python (and the original) says
+                never = self.elementwise("in", [sop, []], span, consts_ok=(1,))
+                return never if op == "==" else self.elementwise("not", [never], span)
             return self.elementwise(op, [a, b], span)
         return atom_binop(op, a, b, span, self.limits)
 
@@ -573,9 +590,11 @@ class Interpreter:
             raise RaspError("selectors cannot be indexed or used as an index", span, "type")
         if isinstance(target, SOp):
             # sop[i]: the value at position i, for every position (an aggregate)
-            if isinstance(idx, bool) or not isinstance(idx, (int, SOp)):
+            if not isinstance(idx, (int, SOp)):
                 raise RaspError(f"an s-op is indexed by an int or an s-op of positions, not {a_type(idx)}",
                                 e.index.span, "type")
+            if isinstance(idx, bool):
+                idx = int(idx)  # True is position 1, as in Python and the original
             indices = self.graph.add(IndicesInput(label="indices"))
             if isinstance(idx, int) and idx < 0:
                 # sop[-1]: counted from the end, as in the original (position length - 1)
@@ -710,7 +729,7 @@ def atom_index(target, idx, e: ast.Index):
             raise RaspError(f"no key {idx!r} in the dict", e.index.span, "value")
         return target[idx]
     if isinstance(target, (list, tuple, str)):
-        if isinstance(idx, bool) or not isinstance(idx, int):
+        if not isinstance(idx, int):  # bools index as 0 and 1, as in Python
             raise RaspError(f"{a_type(target)} is indexed by an int, not {a_type(idx)}", e.index.span, "type")
         if not -len(target) <= idx < len(target):
             raise RaspError(f"index {idx} is out of range for {a_type(target)} of length {len(target)}",
@@ -783,12 +802,24 @@ def _defined_names(stmt: ast.Stmt) -> list[str]:
     return []
 
 
+class DefinitionList(list):
+    """The program's definitions in order, with the set of their names (a name defined again is found
+    without scanning a long program's list)."""
+
+    def __init__(self):
+        super().__init__()
+        self.names: set[str] = set()
+
+
 def _replace_definition(definitions: list[Definition], d: Definition):
-    for i, old in enumerate(definitions):
-        if old.name == d.name:
-            del definitions[i]
-            break
+    if d.name in getattr(definitions, "names", (d.name,)):
+        for i, old in enumerate(definitions):
+            if old.name == d.name:
+                del definitions[i]
+                break
     definitions.append(d)
+    if isinstance(definitions, DefinitionList):
+        definitions.names.add(d.name)
 
 
 def _closest(name: str, candidates) -> str | None:
@@ -813,11 +844,22 @@ def _b_aggregate(interp: Interpreter, args, spans, span):
         raise RaspError(f"the first argument of aggregate must be a selector, not {a_type(sel)}",
                         spans[0], "type")
     sop = interp.as_sop(values, spans[1], "the second argument of aggregate")
-    if not isinstance(default, ATOM_TYPES):
-        raise RaspError(f"the default of aggregate must be a number, string or bool, not {a_type(default)}",
-                        spans[2], "type")
-    elementwise.as_array(default)
+    if isinstance(default, (SOp, Selector, Function, Builtin)):
+        raise RaspError(f"the default of aggregate must be a value, not {a_type(default)}", spans[2], "type")
+    if isinstance(default, ATOM_TYPES):
+        elementwise.as_array(default)
+    else:  # a list or dict: the original accepts it; an input where some query selects nothing fails
+        default = _frozen(default)
     return interp.add(Aggregate(sel, sop, default, span=span), span)
+
+
+def _frozen(value):
+    """A list or dict default, as a hashable value (graph nodes are interned by their fields)."""
+    if isinstance(value, dict):
+        return tuple((k, _frozen(v)) for k, v in value.items())
+    if isinstance(value, (list, tuple)):
+        return tuple(_frozen(v) for v in value)
+    return value
 
 
 def _b_selector_width(interp: Interpreter, args, spans, span):
@@ -917,9 +959,10 @@ def interpret(source: str, limits: Limits = DEFAULT_LIMITS, load_dirs: list | No
               deadline: float | None = None) -> Interpretation:
     """Interpret a RASP program: its graph, its top-level definitions and its diagnostics."""
     graph = Graph(limits.max_nodes)
-    definitions: list[Definition] = []
+    definitions: list[Definition] = DefinitionList()
     if len(source) > limits.max_source_chars:
-        err = RaspError(f"the program is {len(source)} characters long; the limit is {limits.max_source_chars}",
+        err = RaspError(f"the program is {len(source)} characters long; the limit is {limits.max_source_chars} "
+                        "characters (Limits.max_source_chars; the server's --max-source-chars)",
                         Span(1, 1, 1, 2), "limit")
         return Interpretation(graph, [], [err.to_diagnostic()], {}, {}, source=source)
     program = parse_program(source)  # linear in the (bounded) program size; before the time limit starts

@@ -7,7 +7,7 @@ from dataclasses import dataclass, replace
 
 @dataclass(frozen=True)
 class Limits:
-    max_source_chars: int = 100_000     # program text
+    max_source_chars: int = 1_000_000   # program text (the largest published programs are ~125,000)
     max_nodes: int = 20_000             # operations in the graph (program size)
     max_call_depth: int = 100           # nested function calls (recursion)
     max_collection: int = 100_000       # elements of a list/dict/string built by the program

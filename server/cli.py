@@ -451,7 +451,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--eval-seconds", type=float, default=5.0, help="time limit of one evaluation (default 5)")
     p.add_argument("--max-input-length", type=int, default=256, help="tokens per input (default 256)")
     p.add_argument("--max-inputs", type=int, default=16, help="inputs per request (default 16)")
-    p.add_argument("--max-source-chars", type=int, default=50_000, help="program size (default 50000)")
+    p.add_argument("--max-source-chars", type=int, default=250_000, help="program size (default 250000)")
     p.add_argument("--max-body-bytes", type=int, default=1 << 20, help="request body size (default 1 MiB)")
     p.add_argument("--train-jobs", type=int, help="training jobs at once (default: one per two cores, "
                    "at least two on two cores: a model and its ablation side by side)")

@@ -61,7 +61,8 @@ class Diagnostic(BaseModel):
 
 class Result(BaseModel):
     kind: Literal["sop", "selector"]
-    type: Optional[str] = Field(None, description="s-ops: int, float, str or bool")
+    type: Optional[str] = Field(None, description="s-ops: int, float, str, bool, or mixed (values of several "
+                                                  "types, as the original RASP allows)")
     layer: int
     head: Optional[int] = Field(None, description="selectors: the head slot in their layer")
     values: list[Any] = Field(description="per input: a list of values (s-op) or a query x key 0/1 matrix "

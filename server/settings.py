@@ -39,7 +39,7 @@ class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     workers: int = 4                    # evaluation worker processes
     max_body_bytes: int = 1 << 20       # any request body
-    max_source_chars: int = 50_000      # program text
+    max_source_chars: int = 250_000     # program text (published RASP programs reach ~125,000)
     max_inputs: int = 16                # inputs per evaluation
     max_input_length: int = 256         # tokens per input
     eval_seconds: float = 5.0           # per evaluation; the worker is killed past it

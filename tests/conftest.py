@@ -59,6 +59,7 @@ def live_server(tmp_path_factory):
 
     server = LiveServer(tmp_path_factory.mktemp("data"), "--workers", "3", "--eval-seconds", "3",
                         "--max-input-length", "64", "--max-inputs", "8", "--max-body-bytes", "200000",
+                        "--max-source-chars", "50000",
                         "--train-seconds", "120", "--train-queue", "2", "--train-warm", "0")
     yield server
     server.stop()

@@ -125,7 +125,7 @@ def test_each_limit_has_its_own_message(api):
     e = error_of(api.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["a"] * 9}), 422)
     assert e["message"] == "9 inputs; the limit is 8 per request"
     e = error_of(api.post("/api/v1/evaluate", json={"source": "#" * 60_000, "inputs": ["a"]}), 422)
-    assert e["message"] == "the program is 60000 characters long; the limit is 50000"
+    assert e["message"] == "the program is 60000 characters long; the limit is 50000 (this server's --max-source-chars)"
     e = error_of(api.post("/api/v1/evaluate", json={"source": "#" * 300_000}), 413)
     assert "over the limit of 200000 bytes" in e["message"]
 

@@ -171,6 +171,7 @@ def test_numbers_compare_with_a_tolerance_but_bools_never_equal_numbers():
     assert same_values([1 / 3, 0.5], [0.3333333333333333, 0.5000000000001])
     assert not same_values([1.0, 0.5], [1.0, 0.51])
     assert not same_values([True, False], [1, 0])
+    assert not same_values([1, True], [1, 1])  # an s-op of type mixed: position 1 holds a bool
     assert not same_values(["a"], ["a", "b"]) and not same_values(["a"], None)
     assert same_values([1, 2], [1.0, 2.0])
 

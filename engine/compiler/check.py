@@ -33,7 +33,7 @@ def equal_values(got: np.ndarray, want: np.ndarray) -> np.ndarray:
     """Elementwise equality with Python's rules (1 == 1.0 == True; a str never equals a number)."""
     got, want = np.asarray(got), np.asarray(want)
     kg, kw = got.dtype.kind, want.dtype.kind
-    if (kg in "bif" and kw in "bif") or kg == kw:
+    if (kg in "bif" and kw in "bif") or kg == kw or "O" in (kg, kw):  # "O": values of several types
         return elementwise.compare("==", got, want)
     return np.zeros(np.broadcast_shapes(got.shape, want.shape), dtype=bool)
 

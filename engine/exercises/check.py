@@ -68,6 +68,8 @@ def same_values(expected: list, got: list | None) -> bool:
     """Equal, with numbers compared to 1e-9 (an average may round); a bool never equals a number."""
     if got is None or len(expected) != len(got):
         return False
+    if any(isinstance(a, bool) != isinstance(b, bool) for a, b in zip(expected, got)):
+        return False  # values of several types per position (type mixed): a bool never equals a number
     e, g = np.asarray(expected), np.asarray(got)
     if e.dtype.kind in "iuf" and g.dtype.kind in "iuf":
         return bool(np.allclose(e, g, rtol=1e-9, atol=1e-9))

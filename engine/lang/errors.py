@@ -1,7 +1,14 @@
 """Source spans, located errors and diagnostics: every user-facing message is built here."""
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
+
+
+@functools.lru_cache(maxsize=8)
+def _lines(source_text: str) -> tuple[str, ...]:
+    """A source's lines, split once (labels take the text of thousands of spans of one program)."""
+    return tuple(source_text.split("\n"))
 
 
 @dataclass(frozen=True)
@@ -19,7 +26,7 @@ class Span:
 
     def text(self, source_text: str) -> str:
         """The exact characters this span covers in `source_text`."""
-        lines = source_text.split("\n")
+        lines = _lines(source_text)
         if self.line == self.end_line:
             return lines[self.line - 1][self.col - 1:self.end_col - 1]
         parts = [lines[self.line - 1][self.col - 1:]]

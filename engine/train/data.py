@@ -16,6 +16,7 @@ import numpy as np
 
 from ..elementwise import array_from_values
 from ..interpret import Interpretation, interpret
+from ..mixed_types import refuse_mixed
 from ..lang.errors import RaspError
 from ..limits import DEFAULT_LIMITS, Limits
 from ..evaluate import run_graph
@@ -65,6 +66,10 @@ def load_task(source: str, output: str | None = None, load_dirs=None, limits: Li
     node = found[-1]
     if not isinstance(node, SOp):
         raise TrainError(f"'{name}' is a selector; training needs an s-op (one value per position)")
+    try:
+        refuse_mixed(interp, interp.graph.ancestors([node]), "training")
+    except RaspError as e:
+        raise TrainError(e.message) from None
     analysis = analyze_nodes(interp, [node])
     heads = [[{"selector": h["selector"], "name": h["name"], "label": h["label"], "layer": h["layer"],
                "slot": h["slot"]} for h in layer] for layer in analysis["heads"]]

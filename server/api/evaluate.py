@@ -21,7 +21,7 @@ RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All
 def check_source(source: str, settings: Settings) -> None:
     if len(source) > settings.max_source_chars:
         raise ApiError(422, "limit", f"the program is {len(source)} characters long; "
-                                     f"the limit is {settings.max_source_chars}")
+                                     f"the limit is {settings.max_source_chars} (this server's --max-source-chars)")
 
 
 def check_inputs(inputs, input_format: str | None, settings: Settings) -> None:
