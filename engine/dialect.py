@@ -296,6 +296,10 @@ class _Typer:
             raise Outside(user, f"the selector of '{self.name(user)}' combines several lookups")
         atom, kind = special[0]
         if kind[0] == "shift" and not finite and not ranges:
+            if kind[1] < 0:
+                raise Outside(user, f"the selector of '{self.name(user)}' reads the position {-kind[1]} after the "
+                                    f"query; without the length a head cannot tell that there is none (only "
+                                    f"previous-position heads are length-free here)")
             return SelectorShape("shift", shift=kind[1])
         if kind[0] == "lookup" and not finite and not ranges:
             return SelectorShape("lookup", count=kind[1])
