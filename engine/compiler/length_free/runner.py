@@ -16,8 +16,8 @@ Sublayers (docs/every_length.md ties each to its theorem):
 - `Sign`: layer normalisation with epsilon = 0 of the pair [z, -z], which is [sign z, -sign z]; written as
   the one-hot [z < 0, z > 0] of a Boolean (zero at BOS).
 - `LookupHead`: attention with bilinear scores q^T W k, hard (unique maximum) or softmax with an inverse
-  temperature (fixed, or scaled with the length), values one-hot, BOS giving the default; the result is
-  gated to zero at BOS.
+  temperature (fixed, or scaled with the length), values one-hot, BOS giving the default; a clean-up MLP
+  rounds the result to an exact one-hot (any share >= 3/4 to 1, <= 1/2 to 0) and to zero at BOS.
 """
 from __future__ import annotations
 
@@ -254,7 +254,10 @@ class LookupHead:
                 s = np.exp(s - s.max(axis=-1, keepdims=True))
                 att = s / s.sum(axis=-1, keepdims=True)
                 out[:, start:stop] = att @ v
-        st[self.name] = relu(out - st["bos"])
+        # clean-up MLP: relu(4x - 2) - relu(4x - 3) with x = out - bos is exactly 1 for x >= 3/4 and exactly 0
+        # for x <= 1/2 (so a near one-hot from soft attention becomes exact; BOS rows become 0)
+        x = out - st["bos"]
+        st[self.name] = relu(4.0 * x - 2.0) - relu(4.0 * x - 3.0)
 
     def weights(self, prefix):
         return {prefix + "attn.qk.weight": self.W}
