@@ -17,6 +17,7 @@ import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, for
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
   startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
+import { showDialect } from "./dialect.js";
 import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises,
   leaveExercise } from "./exercises.js";
 
@@ -130,6 +131,7 @@ async function runNow() {
       afterRun();
       setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
         `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
+      if (!embedMode) showDialect(state.source);
     }
   } catch (e) {
     if (seq !== runSeq) return;
