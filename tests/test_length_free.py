@@ -101,3 +101,9 @@ def test_soft_attention_fixed_temperature_breaks_scaled_holds():
     study = length_study(model, lengths=(8, 64, 256), fixed_beta=20.0, samples=8)
     assert study["hard"] == [1.0, 1.0, 1.0] and study["scaled"] == [1.0, 1.0, 1.0]
     assert study["fixed"][-1] < 1.0
+
+
+def test_torch_state_dict_export():
+    torch = pytest.importorskip("torch")
+    sd = model_of("parity").state_dict()
+    assert all(isinstance(v, torch.Tensor) for v in sd.values()) and any("qk" in k for k in sd)
