@@ -43,10 +43,9 @@ FRAGMENTS = [
 ]
 
 THEOREMS = {
-    "b-rasp": "B-RASP programs are exactly the masked unique-hard-attention transformers (Yang, Strobl, Chiang "
-              "and Angluin 2024), and soft attention simulates them at every length with the positional "
-              "encoding 1/(i+1) and temperature scaling (Yang et al., Simulating hard attention using soft "
-              "attention).",
+    "b-rasp": "B-RASP programs are exactly the masked unique-hard-attention transformers (Yang, Chiang and "
+              "Angluin 2024), and soft attention simulates them at every length with the positional encoding "
+              "1/(i+1) and temperature scaling (Yang et al., Simulating hard attention using soft attention).",
     "c-rasp": "C-RASP programs compile to softmax transformers whose counting heads are uniform attention, exact "
               "at every length with no temperature at all (Yang and Chiang, Counting like transformers, CoLM "
               "2024).",
