@@ -78,6 +78,9 @@ class Sort:
     selector: int | None = None   # rat: the selector it averages over
     single: int | None = None     # cnt: the selector_width node when the count is one width (+ const)
     const: Fraction = Fraction(0)  # cnt: the added constant when single
+    fp: str = "exact"             # cnt, rat: how the evaluator's float value relates to the exact one: "exact",
+                                  # "once" (one correct rounding), "diff0" (a difference of two once-rounded
+                                  # means of one selector: only its sign is exact)
 
 
 @dataclass
@@ -167,7 +170,8 @@ class _Typer:
         if _is_numeric_fin(n.sop):
             if n.sop.kind != "constant":
                 self.feature("mean", n, f"'{self.name(n)}' is a mean over several keys (a ratio of counts)")
-            return Sort("rat", range=shape.range, selector=n.selector.id)
+            return Sort("rat", range=shape.range, selector=n.selector.id,
+                        fp="exact" if n.sop.kind == "constant" else "once")
         self.feature("unique", n, f"'{self.name(n)}' copies the value of the selected key (counted per value, "
                                   f"not picked leftmost or rightmost)")
         return Sort("fin")
@@ -223,6 +227,7 @@ class _Typer:
         if any(s.tag == "fin" for s in kids):
             raise Outside(n, f"'{_describe(n)}' combines a count with a value that varies by position; only "
                              f"constants keep it linear")
+        fp = self.rounding(n, op, live, consts)
         if op in ("+", "-") and len(n.template) == 2:
             single = None
             const = Fraction(0)
@@ -231,10 +236,10 @@ class _Typer:
                 c = Fraction(consts[0]) if consts else Fraction(0)
                 if s.single is not None and n.template[0][0] == "arg":
                     single, const = s.single, s.const + (c if op == "+" else -c)
-            return Sort(tag, range=rng, selector=live[0].selector, single=single, const=const)
+            return Sort(tag, range=rng, selector=live[0].selector, single=single, const=const, fp=fp)
         if op == "neg" or (op == "*" and len(live) == 1) or (op == "/" and n.template[1][0] == "const"
                                                              and len(live) == 1):
-            return Sort(tag, range=rng, selector=live[0].selector)
+            return Sort(tag, range=rng, selector=live[0].selector, fp=fp)
         if op in ("==", "!=", "<", ">", "<=", ">="):
             if _is_exists_test(n, kids):
                 self.feature("exists", n, f"'{_describe(n)}' asks whether any key is selected")
@@ -245,6 +250,44 @@ class _Typer:
                 "/": "a ratio of two counts", "round": "rounding a count", "indicator": "an indicator of a count"}
         raise Outside(n, f"'{_describe(n)}' is {what.get(op, f'the operation {op!r} on a count')}; counting "
                          f"terms may only be added, scaled by constants and compared")
+
+    def rounding(self, n: Node, op: str, live: list[Sort], consts: list) -> str:
+        """The evaluator computes counts as ints and means in floating point. The model computes exactly, so
+        it agrees at every tie only where the evaluator's rounding cannot move a value across the tie: ints,
+        one correctly rounded division (equal rationals round to equal floats; the constants are dyadic),
+        and the sign of a difference of two means of one selector."""
+        fps = [s.fp for s in live]
+        ks = [Fraction(c) for c in consts]
+        pow2 = all(k != 0 and (abs(k).numerator & (abs(k).numerator - 1)) == 0 and
+                   (abs(k).denominator & (abs(k).denominator - 1)) == 0 for k in ks)
+        if op in ("==", "!=", "<", ">", "<=", ">="):
+            if "diff0" in fps and (len(live) > 1 or any(k != 0 for k in ks)):
+                return self._unsafe(n)
+            return "exact"
+        if op in ("+", "-"):
+            if len(live) == 2:
+                if fps == ["exact", "exact"]:
+                    return "exact"
+                if op == "-" and fps == ["once", "once"] and live[0].tag == "rat":
+                    return "diff0"
+                return self._unsafe(n)
+            return fps[0] if fps[0] in ("exact", "once") else self._unsafe(n)
+        if op == "neg":
+            return fps[0]
+        if op == "*":
+            if fps[0] == "exact" or pow2:
+                return fps[0]
+            return self._unsafe(n)
+        if op == "/":
+            if pow2:
+                return fps[0]
+            return "once" if fps[0] == "exact" else self._unsafe(n)
+        return fps[0]
+
+    def _unsafe(self, n: Node):
+        raise Outside(n, f"'{_describe(n)}' is computed by the evaluator in floating point with more than one "
+                         f"rounding, so at an exact tie its answer depends on the rounding (3 * (3/28) - 2/28 "
+                         f"is not 0.25 in floats); a length-free model computes exactly and could disagree")
 
     # ------------------------------------------------------------ selectors
 

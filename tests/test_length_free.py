@@ -7,8 +7,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from hypothesis import example, given, settings, strategies as st
 
-from rasplay.engine import check_dialect, compile
+from rasplay.engine import RaspError, check_dialect, compile
 from rasplay.engine.examples import load_examples
 from rasplay.engine.compiler.length_free import length_study
 
@@ -107,3 +108,64 @@ def test_torch_state_dict_export():
     torch = pytest.importorskip("torch")
     sd = model_of("parity").state_dict()
     assert all(isinstance(v, torch.Tensor) for v in sd.values()) and any("qk" in k for k in sd)
+
+
+RANGES = ["<=", "<", ">=", ">", None]
+
+
+@st.composite
+def counting_programs(draw):
+    """A comparison of a linear form of counts (or of means of one selector) with a constant, over one range."""
+    rng = draw(st.sampled_from(RANGES))
+    pos = f" and select(indices, indices, {rng})" if rng else ""
+    tok = st.sampled_from("abc")
+    lines, names = [], []
+    if draw(st.booleans()):           # counts: integer coefficients
+        for i in range(draw(st.integers(1, 3))):
+            t = draw(tok)
+            pred = draw(st.sampled_from([f'select(tokens, "{t}", ==)', f'select(tokens, "{t}", !=)',
+                                         "select(tokens, tokens, ==)", "select(tokens, tokens, <)"]))
+            lines.append(f"c{i} = selector_width({pred}{pos});")
+            names.append((f"c{i}", draw(st.integers(-3, 3))))
+        form = " + ".join(f"{k} * {name}" for name, k in names)
+        const = draw(st.integers(-4, 4))
+        lhs = f"{form} + {const}"
+    else:                              # means over one selector: a mean against a constant, or a difference
+        sel = f"select(tokens, \"{draw(tok)}\", !=){pos}" if draw(st.booleans()) else (pos[5:] or "select(1, 1, ==)")
+        lines.append(f"s = {sel};")
+        a, b = draw(tok), draw(tok)
+        if draw(st.booleans()):
+            lhs = f"aggregate(s, indicator(tokens == \"{a}\"), 0) - aggregate(s, indicator(tokens == \"{b}\"), 0)"
+        else:
+            lhs = f"aggregate(s, indicator(tokens == \"{a}\"), 0) * {draw(st.sampled_from([1, 2, 3, 4]))}"
+        const = draw(st.sampled_from([0, 0.25, 0.5, 1, 1.5]))
+    op = draw(st.sampled_from(["<", "<=", ">", ">=", "==", "!="]))
+    lines.append(f"verdict = ({lhs}) {op} {const};")
+    return "\n".join(lines)
+
+
+TIE = ('p = select(indices, indices, <=);\n'
+       'verdict = aggregate(p, indicator(tokens == "a")) * 3 - aggregate(p, indicator(tokens == "b")) >= 0.25;')
+
+
+@settings(max_examples=40, deadline=None)
+@given(counting_programs())
+@example(TIE)        # 3 * (3/28) - 2/28 is 0.25 exactly but not in floats: must be refused, not miscompiled
+def test_property_counting_comparisons_agree_with_the_evaluator(source):
+    """Either refused (the evaluator's float rounding could decide a tie) or equal to the evaluator."""
+    try:
+        model = compile(source, vocab="abc", length_free=True)
+    except RaspError as e:
+        assert "rounding" in e.message and e.span is not None
+        return
+    assert_agrees(model, (1, 2, 3, 4, 5, 6, 28, 37), {28: 32, 37: 16})
+
+
+def test_float_ties_are_refused_not_miscompiled():
+    """At n = 28, a = 3 and b = 2 make 3 * (3/28) - 2/28 exactly 0.25, which the evaluator's floats miss."""
+    with pytest.raises(RaspError) as e:
+        compile(TIE, vocab="abc", length_free=True)
+    assert "rounding" in e.value.message and e.value.span.line == 2
+    fine = TIE.replace("* 3 - ", "- ").replace(">= 0.25", "> 0")      # the sign of a difference is exact
+    model = compile(fine, vocab="abc", length_free=True)
+    assert model.run(["aaabb" + "c" * 23])["agree"] == [True]

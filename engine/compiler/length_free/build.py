@@ -190,6 +190,8 @@ class Builder:
 
     def fin_map(self, n: Node):
         live = [(i, c) for i, c in enumerate(n.inputs) if not isinstance(c, Full)]
+        if not live:
+            raise refuse(n, f"'{self.p.name(n)}' is a constant computed by an s-op operation; write the constant")
         fins = [self.fin(c) for _, c in live]
         sizes = [len(f.values) for f in fins]
         if math.prod(sizes) > MAX_COMBOS:
@@ -330,7 +332,7 @@ class Builder:
             if freeze(v) not in index:
                 index[freeze(v)] = len(out_values)
                 out_values.append(v)
-        if any(isinstance(v, (int, float)) and not isinstance(v, bool) for v in vals):
+        if any(not isinstance(v, str) for v in vals):
             raise refuse(n, f"'{self.p.name(n)}' averages numbers over a selector that may select several keys "
                             f"(a mean); compare the mean with a constant instead")
         bits, slots = [], []
