@@ -18,6 +18,7 @@ import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, re
   startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
 import { showDialect } from "./dialect.js";
+import { initLengthFree } from "./lengthfree.js";
 import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises,
   leaveExercise } from "./exercises.js";
 
@@ -546,6 +547,7 @@ function wire() {
     e.target.value = "";
   });
   $("compile-start").addEventListener("click", compileNow);
+  initLengthFree(() => state);
   $("compile-hard").addEventListener("change", () => { $("compile-beta").disabled = $("compile-hard").checked; refreshCompiled(); });
   let betaTimer = null;
   $("compile-beta").addEventListener("input", () => {

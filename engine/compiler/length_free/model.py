@@ -17,6 +17,9 @@ from . import runner as R
 # The evaluator is the reference at every length we check; it materialises selectors (B x n x n).
 REFERENCE_LIMITS = DEFAULT_LIMITS.with_(max_cells=1 << 31, max_input_length=1 << 16)
 CHECK_CELLS = 1 << 25          # batch x n x n cells per evaluator / model chunk
+STUDY_LENGTHS = (4, 16, 64, 256, 512)   # the page's agreement-by-length plot (seconds on 2 cores)
+STUDY_FIXED_BETA = 20.0
+STUDY_SAMPLES = 8
 
 
 class LengthFreeModel:
@@ -207,9 +210,15 @@ class LengthFreeModel:
         import torch
         return {k: torch.tensor(v, dtype=dtype or torch.float64) for k, v in self.weights().items()}
 
-    def soft_study(self, **kwargs) -> dict:
-        raise RaspError("the soft-attention study reads a max_len model; a length-free model is studied by "
-                        "length (engine.compiler.length_free.length_study)", None, "input")
+    def soft_study(self, seed: int = 0, **ignored) -> dict:
+        """The soft-attention story by length (POST /models/{id}/soft): agreement against input length with a
+        fixed inverse temperature, with the paper's temperature scaling, and with hard attention. (The
+        max_len study's options — betas, per_length, exhaustive_limit — do not apply.)"""
+        from .study import length_study
+        doc = length_study(self, lengths=STUDY_LENGTHS, fixed_beta=STUDY_FIXED_BETA, samples=STUDY_SAMPLES,
+                           seed=seed)
+        doc["length_free"] = True
+        return doc
 
 
 def sample_inputs(rng, V: int, n: int, count: int) -> np.ndarray:

@@ -22,5 +22,5 @@ def length_study(model, lengths=DEFAULT_LENGTHS, fixed_beta: float = 10.0, sampl
                                 ("scaled", "soft", R.temperature_scaled(scale))):
             doc = model.agreement(idx, mode, beta)
             rows[key].append(doc["agree"] / doc["inputs"] if doc["inputs"] else 1.0)
-    return {"lengths": list(lengths), "fixed_beta": fixed_beta, "scaling": f"{2 * scale:g} log(n+2) / gap(n)",
+    return {"lengths": list(lengths), "fixed_beta": fixed_beta, "samples": samples, "scaling": f"{2 * scale:g} log(n+2) / gap(n)",
             **rows}
