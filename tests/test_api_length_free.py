@@ -36,3 +36,12 @@ def test_analyze_has_the_dialect(api):
     d = r.json()["dialect"]
     assert d["smallest"] == "length-free" and d["causal"]["member"] is False
     assert [f["id"] for f in d["fragments"]] == ["b-rasp", "c-rasp", "tl-count", "length-free", "rasp"]
+
+
+def test_length_free_soft_study_and_no_fine_tuning(api):
+    source = (PROGRAMS / "majority.rasp").read_text()
+    model_id = api.post("/api/v1/compile", json={"source": source, "vocab": "01", "length_free": True}).json()["id"]
+    study = api.post(f"/api/v1/models/{model_id}/soft", json={}).json()
+    assert study["length_free"] and study["scaled"] == study["hard"] == [1.0] * len(study["lengths"])
+    r = api.post("/api/v1/train", json={"source": source, "vocab": "01", "init_model": model_id})
+    assert r.status_code == 422 and "length-free model" in r.json()["error"]["message"], r.text
