@@ -169,3 +169,40 @@ def test_float_ties_are_refused_not_miscompiled():
     fine = TIE.replace("* 3 - ", "- ").replace(">= 0.25", "> 0")      # the sign of a difference is exact
     model = compile(fine, vocab="abc", length_free=True)
     assert model.run(["aaabb" + "c" * 23])["agree"] == [True]
+
+
+EXAMPLE_SOURCES = [p.read_text() for p in sorted(PROGRAMS.glob("*.rasp"))] + \
+    [ex.source for ex in load_examples()]
+SNIPPETS = [" and select(indices, indices, <)", " + 1", " - 1", " * 2", " > 0", " == 1", ' == "a"', " <= ",
+            "not ", "shift(tokens, 1, \"a\")", "selector_width(select(tokens, \"a\", ==))", " or ", "(", ")"]
+
+
+@st.composite
+def edited_programs(draw):
+    """Small random edits of the length-free programs and the examples."""
+    text = draw(st.sampled_from(EXAMPLE_SOURCES))
+    for _ in range(draw(st.integers(1, 3))):
+        i = draw(st.integers(0, len(text) - 1))
+        j = draw(st.integers(i, min(len(text), i + 12)))
+        text = text[:i] + draw(st.sampled_from(SNIPPETS + [""])) + text[j:]
+    return text
+
+
+@settings(max_examples=60, deadline=None)
+@given(edited_programs())
+def test_property_edited_programs_compile_exactly_or_are_refused(source):
+    """The dialect check never raises on a program that interprets; a program it calls length-free either
+    compiles to a model that agrees with the evaluator or is refused with a located reason."""
+    try:
+        doc = check_dialect(source)
+    except RaspError:
+        return                              # no s-op, or the program has errors
+    if not doc["length_free"]:
+        assert any(f["reason"] for f in doc["fragments"])
+        return
+    try:
+        model = compile(source, vocab="ab(", length_free=True)
+    except RaspError as e:
+        assert e.kind in ("compile", "type", "value") and e.message
+        return
+    assert_agrees(model, (1, 2, 3, 4, 21), {21: 8})
