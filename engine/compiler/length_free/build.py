@@ -61,6 +61,7 @@ class Built:
     periodic: dict = field(default_factory=dict)
     heads: list = field(default_factory=list)           # descriptions
     notes: list = field(default_factory=list)
+    analysis_layers: int = 0
 
 
 class Builder:
@@ -149,6 +150,9 @@ class Builder:
                 self.aggregate(n)
             else:
                 raise refuse(n, f"'{n.kind}' has no length-free construction")
+        self.b.analysis_layers = max(self.depth.values(), default=0)
+        self.b.notes.append("one attention layer per RASP layer; between them the MLP work runs as several "
+                            "sublayers in sequence (count readouts, sign units, tables)")
         out = self.b.info[self.p.output.id]
         if not isinstance(out, Fin):
             raise refuse(self.p.output, "the output is not a finite s-op")

@@ -191,7 +191,7 @@ class LengthFreeModel:
         return {
             "output": self.output_name, "length_free": True, "max_len": None, "vocab": self.vocab, "bos": self.bos,
             "classes": [_plain(c) for c in self.classes], "causal": self.causal,
-            "layers": layers, "analysis_layers": self.dialect.get("layers", layers),
+            "layers": layers, "analysis_layers": self.built.analysis_layers,
             "heads_per_layer": [sum(1 for h in heads if h["layer"] == L) for L in range(1, layers + 1)],
             "heads": heads, "dialect": self.dialect, "sublayers": len(self.ops),
             "params": int(sum(a.size for a in self.weights().values())),
