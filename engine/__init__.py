@@ -47,6 +47,8 @@ def _dialect(interp, output):
         return check_dialect(interp=interp, output=output)
     except RaspError:
         return None
+    except Exception:      # a bug in the check must not cost the page its analysis: no dialect line then
+        return None
 
 
 __all__ = ["evaluate", "clear_caches", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span",

@@ -353,8 +353,8 @@ def _compile_length_free(args, source, output, load_dirs, limits) -> int:
     if not args.length_free:
         print("rasplay: compile needs --max-len N (or --length-free)", file=sys.stderr)
         return 2
-    if args.export or args.soft or args.encoding:
-        print("rasplay: --export, --soft and --encoding apply to max_len models", file=sys.stderr)
+    if args.export or args.encoding:
+        print("rasplay: --export and --encoding apply to max_len models", file=sys.stderr)
         return 2
     try:
         model = engine.compile(source, output, vocab=_parse_vocab(args.vocab), bos=args.bos, load_dirs=load_dirs,
@@ -362,6 +362,8 @@ def _compile_length_free(args, source, output, load_dirs, limits) -> int:
         doc = {"summary": model.summary()}
         if args.check:
             doc["check"] = model.check(seed=args.seed)
+        if args.soft:
+            doc["soft"] = model.soft_study(seed=args.seed)
         if args.weights:
             model.export_npz(args.weights)
             doc["weights"] = args.weights

@@ -155,4 +155,10 @@ def render_length_free(path: str, doc: dict) -> str:
             how = "every input" if p["exhaustive"] else "seeded sample"
             lines.append(f"  n={p['n']}: {p['agree']}/{p['inputs']} agree ({how})")
         lines.append("agrees with the evaluator" if doc["check"]["all_agree"] else "DISAGREES with the evaluator")
+    if "soft" in doc:
+        st = doc["soft"]
+        lines.append(f"soft attention, share of {st['samples']} inputs right by length (hard | fixed beta "
+                     f"{st['fixed_beta']:g} | scaled {st['scaling']}):")
+        for n, h, f, c in zip(st["lengths"], st["hard"], st["fixed"], st["scaled"]):
+            lines.append(f"  n={n}: {h:.2f} | {f:.2f} | {c:.2f}")
     return "\n".join(lines)

@@ -32,3 +32,9 @@ def test_compile_length_free_check_and_refusal(tmp_path):
     assert out.returncode == 1 and "parity.rasp:9:10: error: length-free compilation" in out.stderr
     out = run("compile", str(ROOT / "examples" / "parity.rasp"), "--vocab", "01")
     assert out.returncode == 2 and "--max-len" in out.stderr
+
+
+def test_compile_length_free_soft_study_text():
+    out = run("compile", str(PROGRAMS / "a_before_b.rasp"), "--vocab", "abc", "--length-free", "--soft")
+    assert out.returncode == 0, out.stderr
+    assert "soft attention, share of 8 inputs right by length" in out.stdout and "n=512: 1.00 | 0.00 | 1.00" in out.stdout
