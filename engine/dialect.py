@@ -31,7 +31,6 @@ from .program import Node
 
 # Key ranges of a counting selector: select(indices, indices, op) is true where key op query.
 RANGES = {"<=": "past", "<": "strict_past", ">=": "future", ">": "strict_future"}
-CAUSAL_RANGES = ("past", "strict_past")
 MAX_DENOMINATOR = 1000           # a constant compared with a mean must be a fraction p/q with q <= this
 
 FRAGMENTS = [
@@ -179,7 +178,6 @@ class _Typer:
     def elementwise(self, n: Node) -> Sort:
         kids = [self.sort(c) for c in n.inputs]
         tags = {s.tag for s in kids}
-        consts = [x for t, x in n.template if t == "const"]
         if tags <= {"fin"}:
             return Sort("fin")
         if "idx" in tags:
@@ -517,7 +515,6 @@ def _is_exists_test(n: Node, kids: list[Sort]) -> bool:
 
 
 def _describe(n) -> str:
-    span = span_of(n) if isinstance(n, Node) else None
     try:
         return n.label or n.describe()
     except AttributeError:

@@ -16,7 +16,7 @@ import numpy as np
 
 from ... import elementwise
 from ...analysis import depths
-from ...dialect import Dialect, SelectorShape, _And, span_of
+from ...dialect import Dialect, SelectorShape, span_of
 from ...lang.errors import RaspError
 from ...program import Full, Node, freeze
 from ..fused import Fused
@@ -122,7 +122,6 @@ class Builder:
     # ------------------------------------------------------------ the pass
 
     def build(self) -> Built:
-        periodic_nodes = []
         for n in self.nodes:
             if n.kind in ("select", "select_and", "select_or", "select_not"):
                 continue

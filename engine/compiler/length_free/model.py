@@ -1,7 +1,6 @@
 """A length-free model: its sublayers, how to run them on any length, and its agreement with the evaluator."""
 from __future__ import annotations
 
-import io
 import json
 import time
 
