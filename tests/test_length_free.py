@@ -206,3 +206,9 @@ def test_property_edited_programs_compile_exactly_or_are_refused(source):
         assert e.kind in ("compile", "type", "value") and e.message
         return
     assert_agrees(model, (1, 2, 3, 4, 21), {21: 8})
+
+
+def test_huge_coefficients_are_refused():
+    with pytest.raises(RaspError) as e:
+        compile('c = selector_width(select(tokens, "a", ==));\nv = c * 3000000 > 7;', vocab="ab", length_free=True)
+    assert e.value.span.line == 2 and "float64 rounding" in e.value.message

@@ -24,6 +24,7 @@ from ..value_sets import elementwise_leaves
 from . import runner as R
 
 MAX_COMBOS = 4096        # hidden units of one table MLP / values of one joint block
+MAX_SCALE = 2 ** 20      # |den * linear form / D| at most this: float64 error stays far below the 1/(2D) margin
 PERIODIC_PROBE = 256     # positions over which a position encoding's values are listed
 
 
@@ -42,6 +43,7 @@ class Cnt:
     block: str          # count / D (width 1)
     beta: str           # a counting head's output block: its last column is 1 / D
     den: int            # den * count is an integer
+    bound: float = 1.0  # |count / D| is at most this
 
 
 @dataclass
@@ -51,6 +53,7 @@ class Rat:
     beta: str
     den: int            # den * sum is an integer
     default: object
+    bound: float = 1.0  # |sum / D| is at most this
 
 
 @dataclass
@@ -324,7 +327,7 @@ class Builder:
             self.add(R.Readout(wid, head, q, P, 0.0, 1.0))
             if not isinstance(n.default, (int, float, bool)):
                 raise refuse(n, f"'{self.p.name(n)}' has a non-numeric default")
-            self.b.info[n.id] = Rat(num, wid, head, den, n.default)
+            self.b.info[n.id] = Rat(num, wid, head, den, n.default, bound)
             return
         # a categorical copy: which values are present among the selected keys
         head, q, P, vals = self.counting_head(n, shape, value)
@@ -425,7 +428,8 @@ class Builder:
         for c, k in terms:
             den = math.lcm(den, self.b.info[c.id].den * k.denominator)
         den = math.lcm(den, const.denominator)
-        self.b.info[n.id] = Cnt(name, beta, den)
+        bound = sum(abs(float(k)) * self.b.info[c.id].bound for c, k in terms) + abs(float(const))
+        self.b.info[n.id] = Cnt(name, beta, den, bound)
 
     def linear_terms(self, n: Node):
         """count-valued n = sum k_i * child_i + const (exact fractions)."""
@@ -464,14 +468,22 @@ class Builder:
         if isinstance(left, Rat):
             return self.compare_rat(n, op, left, right, c)
         den = math.lcm(left.den, right.den if right else 1, c.denominator)
+        self.check_scale(n, den * (left.bound + (right.bound if right else 0.0) + abs(float(c))))
         terms = [(left.block, float(den))] + ([(right.block, -float(den))] if right else [])
         y = f"n{n.id}.y"
         self.add(R.Linear(y, terms, left.beta, -float(den * c)))
         bits = self.sign_bits(n, y, left.beta, op)
         self.combine(n, bits, lambda *b: _verdict(op, *b))
 
+    def check_scale(self, n: Node, scale: float):
+        if scale > MAX_SCALE:
+            raise refuse(n, f"'{self.p.name(n)}' compares a linear form with coefficients up to {scale:.3g} (times "
+                            f"the length); above {MAX_SCALE} float64 rounding could reach the margin of 1/2 a "
+                            f"count that decides the comparison")
+
     def compare_rat(self, n: Node, op: str, left: Rat, right, c: Fraction):
         den = math.lcm(left.den, right.den if right else 1, c.denominator)
+        self.check_scale(n, den * (left.bound + (right.bound if right else 0.0) + abs(float(c))))
         terms = [(left.num, float(den))]
         if right is not None:
             terms.append((right.num, -float(den)))
@@ -534,7 +546,8 @@ class Builder:
             dv = elementwise.apply(op, operands).values.item()
         except RaspError as e:
             raise refuse(n, e.message) from None
-        self.b.info[n.id] = Rat(name, base.wid, base.beta, den, dv)
+        bound = sum(abs(float(k)) * r.bound for r, k in rats) + abs(float(const))
+        self.b.info[n.id] = Rat(name, base.wid, base.beta, den, dv, bound)
 
 
 def _verdict(op: str, *bits) -> bool:
