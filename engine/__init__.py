@@ -13,6 +13,7 @@ from .examples import Example, find_example, load_examples
 from .header import default_output, parse_header
 from .inputs import input_limit_error
 from .compiler.soft import soft_study
+from .dialect import check_dialect
 from .model import NumpyTransformer, load as load_model, load_npz, save_npz
 
 
@@ -34,10 +35,23 @@ def analyze(source: str, output: str | None = None, limits: Limits | None = None
     layer_of = {n["id"]: n["layer"] for n in result["graph"]["nodes"]}
     result["names"] = {d.name: layer_of[d.value.id] for d in interp.definitions if d.value.id in layer_of}
     result["diagnostics"] = diagnostics
+    result["dialect"] = _dialect(interp, output)
     return result
+
+
+def _dialect(interp, output):
+    """The dialect check of `output` (default: the program's default output), or None when there is none."""
+    from .dialect import check_dialect
+
+    try:
+        return check_dialect(interp=interp, output=output)
+    except RaspError:
+        return None
+    except Exception:      # a bug in the check must not cost the page its analysis: no dialect line then
+        return None
 
 
 __all__ = ["evaluate", "clear_caches", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span",
            "Limits", "DEFAULT_LIMITS", "analyze_nodes", "compile", "compile_spec", "CompiledModel", "CompileLimits",
            "soft_study", "NumpyTransformer", "load_model", "load_npz", "save_npz", "Example", "load_examples",
-           "find_example", "default_output", "parse_header", "input_limit_error"]
+           "find_example", "default_output", "parse_header", "input_limit_error", "check_dialect"]

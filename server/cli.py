@@ -316,6 +316,8 @@ def cmd_compile(args) -> int:
         output, load_dirs = output or lowered_output, None
     else:
         source, load_dirs = _read_program(args.file)
+    if args.length_free or args.max_len is None:
+        return _compile_length_free(args, source, output, load_dirs, limits)
     try:
         model = engine.compile(source, output, vocab=_parse_vocab(args.vocab), max_len=args.max_len,
                                bos=args.bos, encodings=_parse_encodings(args.encoding), load_dirs=load_dirs,
@@ -352,6 +354,56 @@ def cmd_compile(args) -> int:
         print(render_compiled(args.file, doc))
     ok = "check" not in doc or doc["check"]["agree"] == doc["check"]["inputs"]
     return 0 if ok else 1
+
+
+def _compile_length_free(args, source, output, load_dirs, limits) -> int:
+    """`rasplay compile --length-free`: a model for every length (docs/every_length.md); --check compares it
+    with the evaluator at lengths 1..8 (every input) and 16..4096 (seeded samples)."""
+    from rasplay import engine
+    from .text_display import render_length_free
+
+    if not args.length_free:
+        print("rasplay: compile needs --max-len N (or --length-free)", file=sys.stderr)
+        return 2
+    if args.export or args.encoding:
+        print("rasplay: --export and --encoding apply to max_len models", file=sys.stderr)
+        return 2
+    try:
+        model = engine.compile(source, output, vocab=_parse_vocab(args.vocab), bos=args.bos, load_dirs=load_dirs,
+                               eval_limits=limits, causal=args.causal, length_free=True)
+        doc = {"summary": model.summary()}
+        if args.check:
+            doc["check"] = model.check(seed=args.seed)
+        if args.soft:
+            doc["soft"] = model.soft_study(seed=args.seed)
+        if args.weights:
+            model.export_npz(args.weights)
+            doc["weights"] = args.weights
+    except engine.RaspError as e:
+        _print_error(args.file, e)
+        return 1
+    except OSError as e:
+        print(f"rasplay: cannot write {e.filename or args.weights}: {e}", file=sys.stderr)
+        return 1
+    print(json.dumps(doc, ensure_ascii=False) if args.json else render_length_free(args.file, doc))
+    return 0 if "check" not in doc or doc["check"]["all_agree"] else 1
+
+
+def cmd_dialect(args) -> int:
+    from rasplay import engine
+
+    source, load_dirs = _read_program(args.file)
+    try:
+        doc = engine.check_dialect(source, args.output, load_dirs=load_dirs)
+    except engine.RaspError as e:
+        _print_error(args.file, e)
+        return 1
+    if args.json:
+        print(json.dumps(doc, ensure_ascii=False))
+        return 0
+    from .text_display import render_dialect
+    print(render_dialect(args.file, doc))
+    return 0
 
 
 def _add_tracr_options(p) -> None:
@@ -519,7 +571,10 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("compile", help="compile a RASP program to transformer weights")
     p.add_argument("file", help="the program (.rasp), or - for standard input")
     p.add_argument("--vocab", required=True, help="the input tokens: a string (one per character) or a JSON list")
-    p.add_argument("--max-len", type=int, required=True, help="the longest input the model must handle")
+    p.add_argument("--max-len", type=int, help="the longest input the model must handle (or --length-free)")
+    p.add_argument("--length-free", action="store_true",
+                   help="weights that do not depend on the length, for a program in the length-free fragment "
+                        "(see `rasplay dialect`); --check then compares at lengths 1..8 and 16..4096")
     p.add_argument("--output", help="the s-op to compile (default: the '# output:' header, else the last s-op)")
     p.add_argument("--bos", default="<bos>", help="the BOS token (default <bos>)")
     p.add_argument("--encoding", action="append", metavar="NAME=ENC",
@@ -540,6 +595,12 @@ def build_parser() -> argparse.ArgumentParser:
                         "state_dict.pt/.npz for transformer_lens.HookedTransformer; docs/interop.md)")
     _add_tracr_options(p)
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("dialect", help="which fragments a program belongs to (B-RASP, C-RASP, TL[#], length-free)")
+    p.add_argument("file", help="the program (.rasp), or - for standard input")
+    p.add_argument("--output", help="the s-op to check (default: the '# output:' header, else the last s-op)")
+    p.add_argument("--json", action="store_true", help="print the dialect document as JSON")
+    p.set_defaults(func=cmd_dialect)
     return parser
 
 

@@ -135,6 +135,11 @@ class EvaluationDocument(BaseModel):
 class AnalysisDocument(Analysis):
     names: dict[str, int] = Field(description="layer of every name the program defines")
     diagnostics: list[Diagnostic]
+    dialect: Optional[dict[str, Any]] = Field(None, description="the dialect check of the output (default: the "
+                                              "program's default output): `fragments` (B-RASP, C-RASP, TL[#], "
+                                              "length-free, RASP; each with member, reason, line, col), "
+                                              "`smallest`, `length_free`, `causal`, `theorem`; null when the "
+                                              "program has errors or no s-op")
 
 
 class ExampleSummary(BaseModel):
@@ -246,11 +251,16 @@ class CompileRequest(BaseModel):
     source: str = Field(description="the RASP program")
     output: Optional[str] = Field(None, description="the s-op to compute (default: the last one defined)")
     vocab: Union[str, list[Token]] = Field(description="input tokens: a string of characters or a list")
-    max_len: int = Field(ge=1, description="the longest input the model must get right")
+    max_len: Optional[int] = Field(None, ge=1, description="the longest input the model must get right (required "
+                                                           "unless length_free)")
     bos: str = Field("<bos>", max_length=32, description="the BOS token (not in vocab)")
     causal: bool = Field(False, description="a causal (autoregressive) model: position i's output is the "
                                             "evaluator's value at i on the prefix of length i + 1; refused "
                                             "(422 naming the selector and its line) when a selector may look ahead")
+    length_free: bool = Field(False, description="a model whose weights do not depend on the input length and "
+                                                 "that runs at any length (docs/every_length.md); max_len is not "
+                                                 "used; a program outside the length-free fragment is a 422 "
+                                                 "with the dialect check's reason and line")
 
 
 class CompiledModelSummary(BaseModel):

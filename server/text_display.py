@@ -125,3 +125,40 @@ def render_compiled(path: str, doc: dict) -> str:
     if "weights" in doc:
         lines.append(f"weights: {doc['weights']}")
     return "\n".join(lines)
+
+
+def render_dialect(path: str, doc: dict) -> str:
+    """The dialect check as lines: the smallest fragment and the theorem, then why not each smaller one."""
+    lines = [f"{path}: '{doc['output']}' is in {doc['smallest_name']}"]
+    for f in doc["fragments"]:
+        mark = "yes" if f["member"] else "no "
+        why = "" if f["member"] else f"  {path}:{f.get('line', '?')}:{f.get('col', '?')}: {f['reason']}"
+        lines.append(f"  {mark} {f['name']}{why}")
+    c = doc["causal"]
+    if c["member"] is None:
+        lines.append(f"  ?   causal  {c['reason']}")
+    else:
+        lines.append(f"  {'yes' if c['member'] else 'no '} causal" +
+                     ("" if c["member"] else f"  {path}:{c.get('line', '?')}:{c.get('col', '?')}: {c['reason']}"))
+    lines.append(doc["theorem"])
+    return "\n".join(lines)
+
+
+def render_length_free(path: str, doc: dict) -> str:
+    s = doc["summary"]
+    lines = [f"{path}: length-free model of '{s['output']}' ({s['dialect']['smallest_name']}): {s['layers']} layers, "
+             f"{len(s['heads'])} heads, {s['sublayers']} sublayers, {s['params']} parameters"]
+    for h in s["heads"]:
+        lines.append(f"  layer {h['layer']}: {h['name']} ({h['kind']}{', ' + h['range'] if 'range' in h else ''})")
+    if "check" in doc:
+        for p in doc["check"]["per_length"]:
+            how = "every input" if p["exhaustive"] else "seeded sample"
+            lines.append(f"  n={p['n']}: {p['agree']}/{p['inputs']} agree ({how})")
+        lines.append("agrees with the evaluator" if doc["check"]["all_agree"] else "DISAGREES with the evaluator")
+    if "soft" in doc:
+        st = doc["soft"]
+        lines.append(f"soft attention, share of {st['samples']} inputs right by length (hard | fixed beta "
+                     f"{st['fixed_beta']:g} | scaled {st['scaling']}):")
+        for n, h, f, c in zip(st["lengths"], st["hard"], st["fixed"], st["scaled"]):
+            lines.append(f"  n={n}: {h:.2f} | {f:.2f} | {c:.2f}")
+    return "\n".join(lines)

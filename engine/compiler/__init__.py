@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 
+from ..lang.errors import RaspError
 from ..limits import Limits
 from ..model import NumpyTransformer
 from .assemble import assemble_model, describe_heads, describe_mlps
@@ -23,9 +24,9 @@ from .validate import DEFAULT_COMPILE_LIMITS, CompileLimits, validate_program
 from .value_sets import infer_value_sets, rounding_warnings
 
 
-def compile(source: str, output: str | None = None, *, vocab, max_len: int, bos: str = "<bos>",
+def compile(source: str, output: str | None = None, *, vocab, max_len: int | None = None, bos: str = "<bos>",
             encodings: dict | None = None, limits: CompileLimits | None = None, load_dirs=None,
-            eval_limits: Limits | None = None, causal: bool = False) -> CompiledModel:
+            eval_limits: Limits | None = None, causal: bool = False, length_free: bool = False):
     """Compile `source` so that the model's output on "BOS + input" equals the evaluator's value of
     `output` (default: the program's default output, its `# output:` header or else its last s-op)
     on every input over `vocab` of length 1..max_len.
@@ -37,7 +38,20 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int, bos:
     causal: compile to a causal (autoregressive) model, whose output at position i is the evaluator's
     value at i on the prefix of length i + 1; refused (naming the selector) unless every selector
     looks only backwards.
+
+    length_free: compile a program of the length-free fragment (engine.dialect) to a model whose weights
+    do not depend on the input length and that runs at any length (max_len is not used; docs/every_length.md);
+    a program outside the fragment is refused with the dialect check's reason.
     """
+    if length_free:
+        from .length_free import compile_length_free
+        if encodings:
+            raise RaspError("encodings apply to max_len models; a length-free model chooses its own", None, "input")
+        return compile_length_free(source, output, vocab=vocab, bos=bos, causal=causal, limits=limits,
+                                   eval_limits=eval_limits, load_dirs=load_dirs)
+    if max_len is None:
+        raise RaspError("max_len is needed (or compile with length_free for a program in the length-free "
+                        "fragment)", None, "input")
     start = time.perf_counter()
     limits = limits or DEFAULT_COMPILE_LIMITS
     program = validate_program(source, output, vocab, max_len, bos, encodings, limits, eval_limits, load_dirs)
@@ -62,9 +76,10 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int, bos:
 
 def compile_spec(spec: dict, **options) -> CompiledModel:
     """compile() from a stored model spec (the REST API's compile request): {"source", "output"?,
-    "vocab", "max_len", "bos"?, "causal"?}."""
-    return compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec["max_len"],
-                   bos=spec.get("bos", "<bos>"), causal=bool(spec.get("causal", False)), **options)
+    "vocab", "max_len", "bos"?, "causal"?, "length_free"?}."""
+    return compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec.get("max_len"),
+                   bos=spec.get("bos", "<bos>"), causal=bool(spec.get("causal", False)),
+                   length_free=bool(spec.get("length_free", False)), **options)
 
 
 __all__ = ["compile", "compile_spec", "CompiledModel", "CompileLimits", "DEFAULT_COMPILE_LIMITS"]

@@ -65,9 +65,14 @@ async def compile_program(req: CompileRequest, request: Request, svc: Services =
     vocab = list(req.vocab) if isinstance(req.vocab, str) else req.vocab
     if not vocab or len(vocab) > settings.compile_max_vocab:
         raise ApiError(422, "limit", f"the vocabulary needs 1 to {settings.compile_max_vocab} tokens (it has {len(vocab)})")
-    if req.max_len > settings.compile_max_len:
+    if req.length_free:    # no max_len: weights that do not depend on the length (a different model id)
+        spec = {"source": req.source, "output": req.output, "vocab": vocab, "bos": req.bos, "length_free": True}
+    elif req.max_len is None:
+        raise ApiError(422, "input", "max_len is required (or ask for a length_free model)")
+    elif req.max_len > settings.compile_max_len:
         raise ApiError(422, "limit", f"max_len {req.max_len} is over the limit of {settings.compile_max_len}")
-    spec = {"source": req.source, "output": req.output, "vocab": vocab, "max_len": req.max_len, "bos": req.bos}
+    else:
+        spec = {"source": req.source, "output": req.output, "vocab": vocab, "max_len": req.max_len, "bos": req.bos}
     if req.causal:   # only when asked: the ids of models compiled before causal mode stay the same
         spec["causal"] = True
     model_id = model_id_of(spec)

@@ -57,6 +57,9 @@ async def start(req: TrainRequest, svc: Services = Depends(services)):
         model = await run_in_threadpool(store.get_model, req.init_model)
         if model is None:
             raise ApiError(422, "validation", f"no compiled model '{req.init_model}' to start from (compile first)")
+        if model.get("length_free"):
+            raise ApiError(422, "validation", "a length-free model is not in the trainer's layout; start from a model "
+                                              "compiled with max_len")
         config.setdefault("lr", 1e-5)
         spec["init"] = {"id": req.init_model, "spec": model}
     checked = orjson.loads(await run_in_pool(pool, "train_check", spec, settings))

@@ -17,6 +17,8 @@ import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, for
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
   startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
+import { showDialect } from "./dialect.js";
+import { initLengthFree } from "./lengthfree.js";
 import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises,
   leaveExercise } from "./exercises.js";
 
@@ -130,6 +132,7 @@ async function runNow() {
       afterRun();
       setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
         `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
+      if (!embedMode) showDialect(state.source);
     }
   } catch (e) {
     if (seq !== runSeq) return;
@@ -544,6 +547,7 @@ function wire() {
     e.target.value = "";
   });
   $("compile-start").addEventListener("click", compileNow);
+  initLengthFree(() => state);
   $("compile-hard").addEventListener("change", () => { $("compile-beta").disabled = $("compile-hard").checked; refreshCompiled(); });
   let betaTimer = null;
   $("compile-beta").addEventListener("input", () => {
