@@ -117,7 +117,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep)
+        memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep,
+                      share=settings.client_workers)
         svc = Services(settings=settings,
                        pool=WorkerPool(settings.workers, settings.eval_seconds, settings.queue_seconds,
                                        name="rasplay-eval", **memory),
@@ -127,7 +128,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                        cache=ResponseCache(),
                        jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
                                        settings.train_seconds, memory_bytes=settings.train_memory,
-                                       workroot=settings.data_dir / "jobs", warm=settings.train_warm),
+                                       workroot=settings.data_dir / "jobs", warm=settings.train_warm,
+                                       per_client=settings.client_jobs),
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
                        writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"))
         app.state.services = svc

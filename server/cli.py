@@ -146,6 +146,7 @@ def cmd_serve(args) -> int:
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
         train_seconds=args.train_seconds, train_warm=args.train_warm, heavy_workers=args.heavy_workers or 0,
         client_heavy=args.client_heavy, queue_seconds=args.queue_seconds, writes_per_minute=args.writes_per_minute,
+        client_jobs=args.client_jobs, client_workers=args.client_workers,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
     )
     try:   # a damaged store: one clear line, before serving
@@ -456,6 +457,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="memory a worker may keep in caches between requests (default 256MiB)")
     p.add_argument("--client-heavy", type=int, default=2,
                    help="compiler requests one client address may have running at once (default 2; 0: no limit)")
+    p.add_argument("--client-workers", type=int, default=0,
+                   help="workers of each pool one client address's requests may hold at once; its other requests "
+                        "wait in its own queue, clients take turns (default 0: all the workers but one)")
+    p.add_argument("--client-jobs", type=int, default=2,
+                   help="training jobs one client address may have queued or running (default 2; never all "
+                        "the places: one is always left for others)")
     p.add_argument("--writes-per-minute", type=int, default=60,
                    help="new short links and compiled models per client address per minute (default 60; 0: no limit)")
     p.add_argument("--max-store-bytes", default="1GiB", help="size cap of the store of links and models (default 1GiB)")

@@ -56,12 +56,14 @@ class Settings:
     train_jobs: int = min(max(2, (os.cpu_count() or 2) // 2), os.cpu_count() or 2)
     train_warm: int = 2                 # spare training processes kept started (PyTorch loaded): no wait at a click
     train_queue: int = 4                # training jobs waiting; more are refused (429)
+    client_jobs: int = 2                # training jobs one client may have queued or running (never all places)
     train_seconds: float = 600.0        # a training job's time limit
     heavy_workers: int = 0              # worker processes for compiler work (0: half the evaluation workers, >= 1)
     worker_memory: int = 1 << 30        # memory one request may take on top of an idle worker
     worker_keep: int = 256 << 20        # memory a worker may keep (caches) between requests
     train_memory: int = 2 << 30         # a training job's memory (estimated before queueing, and enforced)
     client_heavy: int = 2               # compiler requests one client may have running at once
+    client_workers: int = 0             # workers of a pool one client's requests may hold (0: all but one)
     writes_per_minute: int = 60         # new short links and compiled models per client per minute
     max_store_bytes: int = 1 << 30      # the store (links and models) on disk
 

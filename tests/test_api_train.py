@@ -113,9 +113,10 @@ def test_bad_training_requests(train_server):
         for vocab in ("", "aa", [1, "a"]):   # checked before a job is queued
             r = c.post("/api/v1/train", json={"source": HIST, "vocab": vocab})
             assert r.status_code == 422, vocab
-        assert c.get("/api/v1/train/0123456789ab").status_code == 404
+        assert c.get("/api/v1/train/AAAAAAAAAAAAAAAAAAAAAA").status_code == 404   # the form of an id, no such job
         assert c.get("/api/v1/train/not-a-job").status_code == 422
-        assert c.get("/api/v1/train/0123456789ab/events").status_code == 404
+        assert c.get("/api/v1/train/0123456789ab").status_code == 422   # the old 12-character form
+        assert c.get("/api/v1/train/AAAAAAAAAAAAAAAAAAAAAA/events").status_code == 404
 
 
 def test_fine_tune_from_a_compiled_model_stays_exact(train_server):

@@ -1,12 +1,13 @@
 """POST /evaluate and POST /analyze: the engine, run in a worker process with a hard time limit."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
+from fastapi import APIRouter, Depends, Request
 from fastapi.responses import Response
 
 from rasplay.engine.inputs import input_limit_error
 
 from ..errors import ApiError
+from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
 from ..settings import Settings
 from ..settings import show_bytes
@@ -32,9 +33,10 @@ def check_inputs(inputs, input_format: str | None, settings: Settings) -> None:
 
 
 async def run_in_pool(pool: WorkerPool, kind: str, payload: dict, settings: Settings,
-                      timeout: float | None = None, message: bytes | None = None) -> bytes:
+                      timeout: float | None = None, message: bytes | None = None, client: str = "") -> bytes:
+    """`kind` run in `pool`, in the queue of `client` (requests wait behind their own client's)."""
     try:
-        return await pool.run(kind, payload, timeout, message)
+        return await pool.run(kind, payload, timeout, message, client=client)
     except EvaluationTimeout as e:
         limit = timeout or settings.eval_seconds
         detail = str(e) or f"the work took longer than {limit:g} s (the time limit) and was stopped"
@@ -67,7 +69,7 @@ def message_for(kind: str, payload: dict) -> bytes:
 
 @router.post("/evaluate", response_model=EvaluationDocument, responses=RESPONSES,
              summary="Evaluate a RASP program on inputs")
-async def evaluate(req: EvaluateRequest, svc: Services = Depends(services)):
+async def evaluate(req: EvaluateRequest, request: Request, svc: Services = Depends(services)):
     """The evaluation document: every s-op's and selector's values per input, the layer/head analysis
     and the program's diagnostics (with line and column). Program errors are diagnostics, not HTTP
     errors; requests over a limit or the time limit are 422s."""
@@ -79,14 +81,14 @@ async def evaluate(req: EvaluateRequest, svc: Services = Depends(services)):
     key = message_for("evaluate", payload)   # the cache key is also the message to the worker
     body = cache.get(key)
     if body is None:
-        body = await run_in_pool(svc.pool, "evaluate", payload, settings, message=key)
+        body = await run_in_pool(svc.pool, "evaluate", payload, settings, message=key, client=client_of(request))
         cache.put(key, body)
     return Response(body, media_type="application/json")
 
 
 @router.post("/analyze", response_model=AnalysisDocument, responses=RESPONSES,
              summary="Layers, heads and the dependency graph of a program")
-async def analyze(req: AnalyzeRequest, svc: Services = Depends(services)):
+async def analyze(req: AnalyzeRequest, request: Request, svc: Services = Depends(services)):
     """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
     settings, cache = svc.settings, svc.cache
     check_source(req.source, settings)
@@ -94,6 +96,6 @@ async def analyze(req: AnalyzeRequest, svc: Services = Depends(services)):
     key = message_for("analyze", payload)
     body = cache.get(key)
     if body is None:
-        body = await run_in_pool(svc.pool, "analyze", payload, settings, message=key)
+        body = await run_in_pool(svc.pool, "analyze", payload, settings, message=key, client=client_of(request))
         cache.put(key, body)
     return Response(body, media_type="application/json")

@@ -9,6 +9,7 @@ from rasplay.engine.exercises import Catalog, Exercise
 from rasplay.engine.exercises.format import ID_PATTERN
 
 from ..errors import ApiError
+from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, CheckRequest, CheckResult, ExercisePublic, ExerciseSummary
 from .deps import Services, services
 from .evaluate import RESPONSES, check_source, message_for, run_in_pool
@@ -42,8 +43,8 @@ async def get_exercise(exercise_id: str = ExerciseId, cat: Catalog = Depends(cat
 
 @router.post("/exercises/{exercise_id}/check", response_model=CheckResult, responses={**RESPONSES, **NOT_FOUND},
              summary="Check a program against an exercise")
-async def check_exercise(req: CheckRequest, exercise_id: str = ExerciseId, cat: Catalog = Depends(catalog),
-                         svc: Services = Depends(services)):
+async def check_exercise(req: CheckRequest, request: Request, exercise_id: str = ExerciseId,
+                         cat: Catalog = Depends(catalog), svc: Services = Depends(services)):
     """Evaluates the program and the hidden reference on the exercise's inputs (hundreds, at most
     1000 of up to 64 tokens) and compares the target s-op: pass, wrong (with the shortest
     counterexample and the first s-op that differs), over_budget (layers and heads against the
@@ -58,6 +59,6 @@ async def check_exercise(req: CheckRequest, exercise_id: str = ExerciseId, cat: 
     body = svc.cache.get(key)
     if body is None:
         body = await run_in_pool(svc.pool, "exercise_check", payload, settings, timeout=settings.check_seconds,
-                                 message=key)
+                                 message=key, client=client_of(request))
         svc.cache.put(key, body)
     return Response(body, media_type="application/json")
