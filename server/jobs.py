@@ -140,6 +140,8 @@ class JobManager:
         self.jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
         self._running: set[Job] = set()
+        self._last_start: dict[str, int] = {}   # client -> when it last had a job started (a count)
+        self._starts = 0
         self._ctx = mp.get_context("spawn")
 
     # ---------------------------------------------------------------- public
@@ -225,8 +227,15 @@ class JobManager:
             running: dict[str, int] = {}
             for j in self._running:
                 running[j.client] = running.get(j.client, 0) + 1
-            job = min(self._queue, key=lambda j: running.get(j.client, 0))   # min keeps the first of equals
+            # fewest running first, then the client that started a job least recently; min keeps the
+            # oldest of equals
+            job = min(self._queue, key=lambda j: (running.get(j.client, 0), self._last_start.get(j.client, -1)))
             self._queue.remove(job)
+            self._starts += 1
+            self._last_start[job.client] = self._starts
+            if len(self._last_start) > 1000:
+                present = {j.client for j in self._queue} | {j.client for j in self._running}
+                self._last_start = {c: t for c, t in self._last_start.items() if c in present}
             self._start(job)
 
     def _take_spare(self) -> tuple[mp.Process, Connection] | None:

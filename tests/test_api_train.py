@@ -21,6 +21,10 @@ def train_server(tmp_path_factory):
     server.stop()
 
 
+def from_address(server, address):
+    return httpx.Client(base_url=server.url, timeout=30, transport=httpx.HTTPTransport(local_address=address))
+
+
 def wait_status(client, job_id, statuses, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -66,11 +70,18 @@ def test_job_lifecycle_events_result_cancel_and_full_queue(train_server):
         long_id = long.json()["id"]
         wait_status(c, long_id, {"running"})
         wait_until(c, long_id, lambda job: job["events"] >= 1)    # it has reported progress
-        short = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "max_len": 6, "steps": 300,
-                                              "d_model": 32, "lr": 0.003})
+        # two places (one running, one waiting): one address may hold only one of them
+        mine = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "steps": 10})
+        e = mine.json()["error"]
+        assert mine.status_code == 429 and e["kind"] == "busy" and "per client" in e["message"], mine.text
+        with from_address(train_server, "127.0.0.2") as other:   # another address gets the place left
+            short = other.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "max_len": 6, "steps": 300,
+                                                      "d_model": 32, "lr": 0.003})
         assert short.status_code == 202 and short.json()["status"] == "queued"
-        full = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "steps": 10})
+        with from_address(train_server, "127.0.0.3") as third:
+            full = third.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "steps": 10})
         assert full.status_code == 429 and full.json()["error"]["kind"] == "busy"
+        assert "already waiting" in full.json()["error"]["message"]
 
         cancelled = c.delete(f"/api/v1/train/{long_id}")
         assert cancelled.status_code == 200
