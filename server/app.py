@@ -20,11 +20,13 @@ from fastapi.staticfiles import StaticFiles
 from . import errors
 from .api import compile, evaluate, examples, exercises, health, share, train
 from .api.deps import Services
+from .bodies import RequestBody
 from .cache import ResponseCache
 from .jobs import JobManager
 from .security import SecurityHeaders
 from .settings import Settings
 from .quotas import ConcurrencyLimit, RateLimit
+from .responses import Outgoing, SendLimits
 from .store import Store, StoreFull, StoreUnavailable
 from .workers import WorkerPool
 
@@ -118,7 +120,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     @asynccontextmanager
     async def lifespan(app: FastAPI):
         memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep,
-                      share=settings.client_workers)
+                      share=settings.client_workers, reply_bytes=settings.max_response_bytes)
         svc = Services(settings=settings,
                        pool=WorkerPool(settings.workers, settings.eval_seconds, settings.queue_seconds,
                                        name="rasplay-eval", **memory),
@@ -131,7 +133,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                        workroot=settings.data_dir / "jobs", warm=settings.train_warm,
                                        per_client=settings.client_jobs),
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
-                       writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"))
+                       writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"),
+                       outgoing=Outgoing(settings.client_pending_bytes, settings.data_dir))
         app.state.services = svc
         await asyncio.gather(svc.pool.start(), svc.heavy.start())
         svc.jobs.fill_spares()
@@ -202,8 +205,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])
-    app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
-    # security headers go around everything, even Starlette's own error middleware (so a 500 has them too)
+    app.add_middleware(RequestBody, max_bytes=settings.max_body_bytes, seconds=settings.body_seconds)
+    # security headers go around everything, even Starlette's own error middleware (so a 500 has them too);
+    # around them, answers leave in chunks a client must take in time (server/responses.py)
     build_stack = app.build_middleware_stack
-    app.build_middleware_stack = lambda: SecurityHeaders(build_stack(), embed_origins=settings.embed_origins)
+
+    def build_with_limits():
+        app.state.send_limits = SendLimits(SecurityHeaders(build_stack(), embed_origins=settings.embed_origins),
+                                           settings.send_seconds)
+        return app.state.send_limits
+    app.build_middleware_stack = build_with_limits
     return app

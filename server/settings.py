@@ -39,6 +39,12 @@ class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     workers: int = 4                    # evaluation worker processes
     max_body_bytes: int = 1 << 20       # any request body
+    header_seconds: float = 10.0        # a request's headers must arrive within this (else the connection closes)
+    body_seconds: float = 30.0          # a request's body must arrive within this of its start (else 408)
+    send_seconds: float = 30.0          # a client must take each 64 KiB of an answer within this (else closed)
+    client_connections: int = 64        # open connections from one client address (more are refused)
+    max_response_bytes: int = 32 << 20  # any one answer (every cell counted): larger is a 422 `limit`
+    client_pending_bytes: int = 128 << 20  # answers one client has not yet read, held on disk (more: 429)
     max_source_chars: int = 50_000      # program text
     max_inputs: int = 16                # inputs per evaluation
     max_input_length: int = 256         # tokens per input

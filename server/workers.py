@@ -66,6 +66,10 @@ class WorkerFailed(Exception):
     pass
 
 
+class ReplyTooLarge(Exception):
+    """The result is over the pool's reply limit (its size in bytes is the argument); it was never sent."""
+
+
 class NotEncodable(Exception):
     """The request holds a value the workers' JSON cannot carry (an integer beyond 64 bits, a lone
     surrogate in a string)."""
@@ -102,7 +106,8 @@ def _trim_heap() -> None:
 
 # ---------------------------------------------------------------- the worker process
 
-def _worker_main(conn: Connection, registry_path: str, memory_bytes: int | None, keep_bytes: int | None) -> None:
+def _worker_main(conn: Connection, registry_path: str, memory_bytes: int | None, keep_bytes: int | None,
+                 reply_bytes: int | None = None) -> None:
     registry = importlib.import_module(registry_path)
     kinds = registry.KINDS
     release = getattr(registry, "release", lambda: None)
@@ -127,6 +132,8 @@ def _worker_main(conn: Connection, registry_path: str, memory_bytes: int | None,
                 raise ValueError(f"unknown work {kind!r}")
             result = work(payload)
             out = b"ok" + (result if isinstance(result, bytes) else orjson.dumps(result))
+            if reply_bytes and len(out) - 2 > reply_bytes:   # every byte counts, whatever it holds
+                out = b"tl" + str(len(out) - 2).encode()
         except WorkTimeout as e:
             out = b"to" + str(e).encode()
         except MemoryError:
@@ -184,7 +191,7 @@ class WorkerPool:
 
     def __init__(self, size: int, timeout: float, queue_timeout: float, depth: int = 4, *,
                  registry: str = DEFAULT_REGISTRY, memory_bytes: int | None = None, keep_bytes: int | None = None,
-                 name: str = "rasplay-worker", share: int = 0):
+                 name: str = "rasplay-worker", share: int = 0, reply_bytes: int | None = None):
         self.size = size
         self.share = min(share or size, max(1, size - 1))   # requests of one client in the workers at once
         self.timeout = timeout
@@ -193,6 +200,7 @@ class WorkerPool:
         self.registry = registry
         self.memory_bytes = memory_bytes
         self.keep_bytes = keep_bytes
+        self.reply_bytes = reply_bytes   # the largest result a worker sends back (ReplyTooLarge past it)
         self.name = name
         self.replaced = {"timeout": 0, "memory": 0, "retired": 0, "died": 0}
         self._ctx = mp.get_context("spawn")
@@ -217,7 +225,7 @@ class WorkerPool:
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(target=_worker_main, args=(child, self.registry, self.memory_bytes,
-                                                               self.keep_bytes), daemon=True, name=self.name)
+                                                               self.keep_bytes, self.reply_bytes), daemon=True, name=self.name)
         process.start()
         child.close()
         hello = parent.recv_bytes()
@@ -427,6 +435,8 @@ class WorkerPool:
             raise EvaluationTimeout(reply[2:].decode())
         if reply[:2] == b"me":
             raise MemoryLimit()
+        if reply[:2] == b"tl":
+            raise ReplyTooLarge(int(reply[2:]))
         if reply[:2] != b"ok":
             raise WorkerFailed(reply[2:].decode(errors="replace"))
         return reply[2:]

@@ -16,6 +16,7 @@ from fastapi.responses import Response
 
 from ..errors import ApiError
 from ..quotas import client_of
+from ..responses import answer
 from ..schemas import ERROR_RESPONSES, CompiledModelSummary, CompileRequest, RunRequest, SoftStudyRequest
 from ..store import Store, model_id_of
 from .deps import Services, services
@@ -128,5 +129,5 @@ async def weights(request: Request, model_id: str = Path(pattern=MODEL_ID), svc:
     if body[:1] == b"{":  # a compile error comes back as JSON
         _unwrap(body, "summary")
     name = f"rasplay-{spec.get('output') or 'model'}-{model_id}.npz"
-    return Response(body, media_type="application/octet-stream",
-                    headers={"Content-Disposition": attachment(name)})
+    return await answer(body, client, svc.outgoing, media_type="application/octet-stream",
+                        headers={"Content-Disposition": attachment(name)})

@@ -2,16 +2,17 @@
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Request
-from fastapi.responses import Response
 
 from rasplay.engine.inputs import input_limit_error
 
 from ..errors import ApiError
 from ..quotas import client_of
+from ..responses import answer
 from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
 from ..settings import Settings
 from ..settings import show_bytes
-from ..workers import EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, WorkerFailed, WorkerPool, encode_message
+from ..workers import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, ReplyTooLarge, WorkerFailed,
+                       WorkerPool, encode_message)
 from .deps import Services, services
 
 router = APIRouter(tags=["evaluate"])
@@ -50,7 +51,14 @@ async def run_in_pool(pool: WorkerPool, kind: str, payload: dict, settings: Sett
                        headers={"Retry-After": "5"}) from None
     except NotEncodable as e:
         raise not_encodable(e) from None
+    except ReplyTooLarge as e:
+        raise ApiError(422, "limit", f"the answer would be {show_bytes(e.args[0])}; answers are limited to "
+                                     f"{show_bytes(settings.max_response_bytes)}: ask for fewer names (`names`), "
+                                     "fewer or shorter inputs, or no trace") from None
     except WorkerFailed as e:
+        if str(e).startswith("RecursionError"):
+            raise ApiError(422, "limit", "the request nests too deeply for rasplay (lists or expressions nested "
+                                         "hundreds of levels); make it flatter") from None
         # an exception inside the engine on this request: the request is one rasplay cannot take
         raise ApiError(422, "unsupported", f"rasplay could not handle this request ({e}); please report it") from None
 
@@ -83,7 +91,7 @@ async def evaluate(req: EvaluateRequest, request: Request, svc: Services = Depen
     if body is None:
         body = await run_in_pool(svc.pool, "evaluate", payload, settings, message=key, client=client_of(request))
         cache.put(key, body)
-    return Response(body, media_type="application/json")
+    return await answer(body, client_of(request), svc.outgoing)
 
 
 @router.post("/analyze", response_model=AnalysisDocument, responses=RESPONSES,
@@ -98,4 +106,4 @@ async def analyze(req: AnalyzeRequest, request: Request, svc: Services = Depends
     if body is None:
         body = await run_in_pool(svc.pool, "analyze", payload, settings, message=key, client=client_of(request))
         cache.put(key, body)
-    return Response(body, media_type="application/json")
+    return await answer(body, client_of(request), svc.outgoing)

@@ -3,13 +3,13 @@ check runs in an evaluation worker with its own time limit (Settings.check_secon
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Path, Request
-from fastapi.responses import Response
 
 from rasplay.engine.exercises import Catalog, Exercise
 from rasplay.engine.exercises.format import ID_PATTERN
 
 from ..errors import ApiError
 from ..quotas import client_of
+from ..responses import answer
 from ..schemas import ERROR_RESPONSES, CheckRequest, CheckResult, ExercisePublic, ExerciseSummary
 from .deps import Services, services
 from .evaluate import RESPONSES, check_source, message_for, run_in_pool
@@ -61,4 +61,4 @@ async def check_exercise(req: CheckRequest, request: Request, exercise_id: str =
         body = await run_in_pool(svc.pool, "exercise_check", payload, settings, timeout=settings.check_seconds,
                                  message=key, client=client_of(request))
         svc.cache.put(key, body)
-    return Response(body, media_type="application/json")
+    return await answer(body, client_of(request), svc.outgoing)
