@@ -134,6 +134,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                        per_client=settings.client_jobs),
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
                        writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"),
+                       checks_per_client=RateLimit(settings.checks_per_minute, "exercise checks"),
                        outgoing=Outgoing(settings.client_pending_bytes, settings.data_dir))
         app.state.services = svc
         await asyncio.gather(svc.pool.start(), svc.heavy.start())
@@ -168,8 +169,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]
     app.include_router(share.redirects)
 
-    @app.api_route(API_PREFIX + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
-                   include_in_schema=False)
+    @app.api_route(API_PREFIX + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS",
+                                                         "TRACE", "CONNECT"], include_in_schema=False)
     async def api_fallback(request: Request, rest: str):
         """Unknown API paths are JSON 404s, and known paths with the wrong method JSON 405s
         (rather than falling through to the static files)."""
@@ -196,7 +197,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def redoc():
         return RedirectResponse("/docs", status_code=308)
 
-    @app.get("/embed", include_in_schema=False)
+    @app.api_route("/embed", methods=["GET", "HEAD"], include_in_schema=False)
     async def embed():
         return FileResponse(WEB_DIR / "index.html")
 

@@ -147,7 +147,7 @@ def cmd_serve(args) -> int:
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
         train_seconds=args.train_seconds, train_warm=args.train_warm, heavy_workers=args.heavy_workers or 0,
         client_heavy=args.client_heavy, queue_seconds=args.queue_seconds, writes_per_minute=args.writes_per_minute,
-        client_jobs=args.client_jobs, client_workers=args.client_workers, header_seconds=args.header_seconds,
+        client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute, header_seconds=args.header_seconds,
         body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
     )
@@ -486,6 +486,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--exercises", action="append", metavar="DIR",
                    help="a folder of .exercise files to offer besides the shipped ones (repeatable); checked at start")
     p.add_argument("--check-seconds", type=float, default=10.0, help="time limit of one exercise check (default 10)")
+    p.add_argument("--checks-per-minute", type=int, default=30,
+                   help="exercise checks per client address per minute (default 30; 0: no limit)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=cmd_serve)
 

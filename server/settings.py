@@ -71,6 +71,7 @@ class Settings:
     client_heavy: int = 2               # compiler requests one client may have running at once
     client_workers: int = 0             # workers of a pool one client's requests may hold (0: all but one)
     writes_per_minute: int = 60         # new short links and compiled models per client per minute
+    checks_per_minute: int = 30         # exercise checks per client per minute (each reveals a little of the reference)
     max_store_bytes: int = 1 << 30      # the store (links and models) on disk
 
     @property

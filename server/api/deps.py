@@ -26,6 +26,7 @@ class Services:
     jobs: JobManager
     heavy_per_client: ConcurrencyLimit
     writes_per_client: RateLimit
+    checks_per_client: RateLimit
     outgoing: Outgoing           # large answers being sent from temporary files, per client
 
 

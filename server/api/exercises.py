@@ -49,10 +49,12 @@ async def check_exercise(req: CheckRequest, request: Request, exercise_id: str =
     1000 of up to 64 tokens) and compares the target s-op: pass, wrong (with the shortest
     counterexample and the first s-op that differs), over_budget (layers and heads against the
     budget) or error (the program does not define the target). A wrong program is a 200, not an
-    error; a check past the time limit is a 422."""
+    error; a check past the time limit is a 422. Checks are rate-limited per client (429 past it): each
+    counterexample shows a little of the hidden reference."""
     exercise = _find(cat, exercise_id)
     settings = svc.settings
     check_source(req.source, settings)
+    svc.checks_per_client.take(client_of(request))
     payload = {"text": exercise.text, "id": exercise.id, "source": req.source,
                "limits": settings.engine_limits_json(), "seconds": settings.check_seconds * 0.9}
     key = message_for("exercise_check", payload)
