@@ -2,7 +2,7 @@
 `seconds` of the request's start (408: a client sending its body slowly cannot hold a connection and a
 task for ever), and, for JSON, text that is valid Unicode (422: a lone surrogate such as `\\ud800` can be
 written in JSON but not encoded as UTF-8, so it would fail wherever the text is stored, hashed or sent
-on). Request headers have their own time limit in the HTTP protocol (server/connections.py)."""
+on) and nesting at most MAX_DEPTH levels deep (422, rather than a parser's recursion error). Request headers have their own time limit in the HTTP protocol (server/connections.py)."""
 from __future__ import annotations
 
 import asyncio
@@ -17,16 +17,39 @@ from .errors import error_response
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 
-def lone_surrogate(body: bytes) -> str | None:
-    """orjson's message when the JSON `body` holds a string with a lone surrogate, else None."""
-    if not _SURROGATE_ESCAPE.search(body):
+MAX_DEPTH = 512   # levels of nesting in a request's JSON (Python's parser fails a little under 1000)
+
+
+def depth(value) -> int:
+    """How deeply lists and objects nest in `value` (a loop, not recursion)."""
+    deepest, stack = 0, [(value, 1)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, (list, dict)):
+            deepest = max(deepest, level)
+            stack.extend((child, level + 1) for child in (item.values() if isinstance(item, dict) else item)
+                         if isinstance(child, (list, dict)))
+    return deepest
+
+
+def json_problem(body: bytes) -> str | None:
+    """Why the JSON `body` cannot be taken (a string with a lone surrogate, nesting past MAX_DEPTH), or
+    None. The body is parsed here (orjson, fast) only when it could have either problem."""
+    surrogate = _SURROGATE_ESCAPE.search(body)
+    nested = body.count(b"[") + body.count(b"{") > MAX_DEPTH
+    if not (surrogate or nested):
         return None
+    too_deep = f"the request's JSON nests more than {MAX_DEPTH} levels deep; make it flatter"
     try:
-        orjson.loads(body)
+        value = orjson.loads(body)
     except orjson.JSONDecodeError as e:
         if "surrogate" in str(e):
-            return str(e)
-    return None
+            return ("the request holds text that is not valid Unicode (a lone surrogate such as \\ud800): "
+                    f"{e}")
+        if "depth" in str(e) or "recursion" in str(e):
+            return too_deep
+        return None   # invalid JSON: the application says so
+    return too_deep if nested and depth(value) > MAX_DEPTH else None
 
 
 class RequestBody:
@@ -66,11 +89,9 @@ class RequestBody:
             if not message.get("more_body", False):
                 break
         body, sent = b"".join(chunks), False
-        problem = lone_surrogate(body)
+        problem = json_problem(body)
         if problem is not None:
-            response = error_response(422, "validation", "the request holds text that is not valid Unicode (a lone "
-                                                         f"surrogate such as \\ud800): {problem}")
-            return await response(scope, receive, send)
+            return await error_response(422, "validation", problem)(scope, receive, send)
 
         async def replay():
             nonlocal sent

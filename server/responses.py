@@ -111,6 +111,7 @@ class SendLimits:
     def __init__(self, app, seconds: float):
         self.app, self.seconds = app, seconds
         self.sending = 0   # answers started and not yet wholly handed to their connection
+        self.started = 0   # answers started, in all
 
     async def __call__(self, scope, receive, send):
         if scope["type"] != "http":
@@ -122,6 +123,7 @@ class SendLimits:
             if message["type"] == "http.response.start":
                 started = True
                 self.sending += 1
+                self.started += 1
                 return await self._send(send, message)
             if message["type"] != "http.response.body":
                 return await send(message)

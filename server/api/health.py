@@ -26,4 +26,5 @@ async def health(request: Request):
     return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
             "training": svc.jobs.stats(), "cache": svc.cache.stats(),
             "pools": {"evaluation": svc.pool.stats(), "heavy": svc.heavy.stats()},
-            "responses": {"sending": request.app.state.send_limits.sending, **svc.outgoing.stats()}}
+            "responses": {"sending": request.app.state.send_limits.sending,
+                          "started": request.app.state.send_limits.started, **svc.outgoing.stats()}}
