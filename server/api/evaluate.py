@@ -16,8 +16,11 @@ from ..workers import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, R
 from .deps import Services, services
 
 router = APIRouter(tags=["evaluate"])
-RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy "
-                                                                             "(Retry-After says when to try again)"}}
+RESPONSES = {**ERROR_RESPONSES,
+             429: ERROR_RESPONSES[422] | {"description": "Your address has too many large answers it has not read, "
+                                                         "or (exercise checks) too many checks a minute (Retry-After)"},
+             503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy "
+                                                         "(Retry-After says when to try again)"}}
 
 
 def check_source(source: str, settings: Settings) -> None:
