@@ -329,3 +329,18 @@ def test_another_user_is_served_beside_a_flood_from_one_address(server):
         for t in threads:
             t.join(120)
     assert set(statuses) == {200}
+
+
+def test_a_clients_unread_answers_are_bounded_in_bytes():
+    from rasplay.server.errors import ApiError
+    from rasplay.server.responses import Outgoing
+
+    outgoing = Outgoing(per_client=10 * MiB)
+    outgoing.reserve("A", 6 * MiB)
+    with pytest.raises(ApiError) as refused:
+        outgoing.reserve("A", 6 * MiB)   # 12 MiB unread: over A's 10
+    assert refused.value.status == 429 and "not read" in refused.value.message
+    outgoing.reserve("B", 6 * MiB)       # another client has its own bytes
+    outgoing.release("A", 6 * MiB)       # A read its answer
+    outgoing.reserve("A", 6 * MiB)
+    assert outgoing.stats() == {"spilled_answers": 2, "spilled_bytes": 12 * MiB, "clients": 2}
