@@ -2,7 +2,8 @@
 `seconds` of the request's start (408: a client sending its body slowly cannot hold a connection and a
 task for ever), and, for JSON, text that is valid Unicode (422: a lone surrogate such as `\\ud800` can be
 written in JSON but not encoded as UTF-8, so it would fail wherever the text is stored, hashed or sent
-on) and nesting at most MAX_DEPTH levels deep (422, rather than a parser's recursion error). Request headers have their own time limit in the HTTP protocol (server/connections.py)."""
+on) and nesting at most MAX_DEPTH levels deep (422, rather than a parser's recursion error). Request
+headers have their own time limit in the HTTP protocol (server/connections.py)."""
 from __future__ import annotations
 
 import asyncio

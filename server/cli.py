@@ -147,8 +147,8 @@ def cmd_serve(args) -> int:
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
         train_seconds=args.train_seconds, train_warm=args.train_warm, heavy_workers=args.heavy_workers or 0,
         client_heavy=args.client_heavy, queue_seconds=args.queue_seconds, writes_per_minute=args.writes_per_minute,
-        client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute, header_seconds=args.header_seconds,
-        body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
+        client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute,
+        header_seconds=args.header_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
     )
     try:   # a damaged store: one clear line, before serving
