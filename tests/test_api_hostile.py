@@ -255,8 +255,9 @@ def test_a_client_that_stops_reading_is_disconnected(server):
 
 
 def test_unread_answers_keep_the_main_process_memory_bounded(tmp_path):
-    """16 connections each ask for a 12.6 MB answer and read none of it (203 MB in all). Held in the main
-    process, they grew it by ~210 MiB; spilled to temporary files, by ~30 MiB. Bound: a quarter of them."""
+    """16 connections each ask for a 12.6 MB answer and read none of it (202 MB in all). Held in the main
+    process, they grew it by ~230 MiB; spilled to temporary files, by a few MiB (bench/unread.py). Bound:
+    a quarter of the unread bytes."""
     server = LiveServer(tmp_path, "--workers", "2", "--max-input-length", "256", "--max-inputs", "16",
                         "--max-response-bytes", "16MiB", "--send-seconds", "600", "--queue-seconds", "600",
                         "--eval-seconds", "30", "--client-pending-bytes", "1GiB")
