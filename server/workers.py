@@ -225,7 +225,8 @@ class WorkerPool:
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(target=_worker_main, args=(child, self.registry, self.memory_bytes,
-                                                               self.keep_bytes, self.reply_bytes), daemon=True, name=self.name)
+                                                               self.keep_bytes, self.reply_bytes),
+                                    daemon=True, name=self.name)
         process.start()
         child.close()
         hello = parent.recv_bytes()
