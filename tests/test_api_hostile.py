@@ -190,7 +190,8 @@ def test_deeply_nested_json_gets_a_clear_422(server, levels):
     with client(server) as c:
         for path, body in (("/api/v1/evaluate", b'{"source": "x = tokens;", "inputs": ["a"], "names": %s}'),
                            ("/api/v1/share", b'{"state": {"source": "x = tokens;", "deep": %s}}')):
-            r = c.post(path, content=body % (b"[" * levels + b"]" * levels), headers={"Content-Type": "application/json"})
+            r = c.post(path, content=body % (b"[" * levels + b"]" * levels),
+                       headers={"Content-Type": "application/json"})
             e = error_of(r, 422)
             assert e["kind"] == "validation" and "nests more than 512 levels" in e["message"], e
         # nested JSON in an input string (input_format json) is the engine's to judge: never "please report"
