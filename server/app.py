@@ -20,11 +20,13 @@ from fastapi.staticfiles import StaticFiles
 from . import errors
 from .api import compile, evaluate, examples, exercises, health, share, train
 from .api.deps import Services
+from .bodies import RequestBody
 from .cache import ResponseCache
 from .jobs import JobManager
 from .security import SecurityHeaders
 from .settings import Settings
 from .quotas import ConcurrencyLimit, RateLimit
+from .responses import Outgoing, SendLimits
 from .store import Store, StoreFull, StoreUnavailable
 from .workers import WorkerPool
 
@@ -117,7 +119,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep)
+        memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep,
+                      share=settings.client_workers, reply_bytes=settings.max_response_bytes)
         svc = Services(settings=settings,
                        pool=WorkerPool(settings.workers, settings.eval_seconds, settings.queue_seconds,
                                        name="rasplay-eval", **memory),
@@ -127,9 +130,12 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                        cache=ResponseCache(),
                        jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
                                        settings.train_seconds, memory_bytes=settings.train_memory,
-                                       workroot=settings.data_dir / "jobs", warm=settings.train_warm),
+                                       workroot=settings.data_dir / "jobs", warm=settings.train_warm,
+                                       per_client=settings.client_jobs),
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
-                       writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"))
+                       writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"),
+                       checks_per_client=RateLimit(settings.checks_per_minute, "exercise checks"),
+                       outgoing=Outgoing(settings.client_pending_bytes, settings.data_dir))
         app.state.services = svc
         await asyncio.gather(svc.pool.start(), svc.heavy.start())
         svc.jobs.fill_spares()
@@ -163,8 +169,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]
     app.include_router(share.redirects)
 
-    @app.api_route(API_PREFIX + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE"],
-                   include_in_schema=False)
+    @app.api_route(API_PREFIX + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS",
+                                                         "TRACE", "CONNECT"], include_in_schema=False)
     async def api_fallback(request: Request, rest: str):
         """Unknown API paths are JSON 404s, and known paths with the wrong method JSON 405s
         (rather than falling through to the static files)."""
@@ -191,7 +197,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def redoc():
         return RedirectResponse("/docs", status_code=308)
 
-    @app.get("/embed", include_in_schema=False)
+    @app.api_route("/embed", methods=["GET", "HEAD"], include_in_schema=False)
     async def embed():
         return FileResponse(WEB_DIR / "index.html")
 
@@ -200,8 +206,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])
-    app.add_middleware(errors.BodyLimit, max_bytes=settings.max_body_bytes)
-    # security headers go around everything, even Starlette's own error middleware (so a 500 has them too)
+    app.add_middleware(RequestBody, max_bytes=settings.max_body_bytes, seconds=settings.body_seconds)
+    # security headers go around everything, even Starlette's own error middleware (so a 500 has them too);
+    # around them, answers leave in chunks a client must take in time (server/responses.py)
     build_stack = app.build_middleware_stack
-    app.build_middleware_stack = lambda: SecurityHeaders(build_stack(), embed_origins=settings.embed_origins)
+
+    def build_with_limits():
+        app.state.send_limits = SendLimits(SecurityHeaders(build_stack(), embed_origins=settings.embed_origins),
+                                           settings.send_seconds)
+        return app.state.send_limits
+    app.build_middleware_stack = build_with_limits
     return app

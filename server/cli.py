@@ -143,7 +143,8 @@ def cmd_serve(args) -> int:
 
     try:
         sizes = {name: parse_bytes(getattr(args, name)) for name in
-                 ("worker_memory", "worker_keep", "train_memory", "max_store_bytes")}
+                 ("worker_memory", "worker_keep", "train_memory", "max_store_bytes", "max_response_bytes",
+                  "client_pending_bytes")}
     except ValueError as e:
         raise SystemExit(f"rasplay: {e}")
     settings = Settings(
@@ -155,6 +156,8 @@ def cmd_serve(args) -> int:
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
         train_seconds=args.train_seconds, train_warm=args.train_warm, heavy_workers=args.heavy_workers or 0,
         client_heavy=args.client_heavy, queue_seconds=args.queue_seconds, writes_per_minute=args.writes_per_minute,
+        client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute,
+        header_seconds=args.header_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
     )
     try:   # a damaged store: one clear line, before serving
@@ -184,7 +187,9 @@ def cmd_serve(args) -> int:
             if self.started and not self.should_exit:
                 print(banner, flush=True)
 
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level,
+    from .connections import protocol
+    http = protocol(settings.header_seconds, settings.client_connections)
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, http=http, ws="none",
                             access_log=False, proxy_headers=False, timeout_graceful_shutdown=3)
     server = AnnouncingServer(config)
     server.run()
@@ -523,12 +528,33 @@ def build_parser() -> argparse.ArgumentParser:
                    help="memory a worker may keep in caches between requests (default 256MiB)")
     p.add_argument("--client-heavy", type=int, default=2,
                    help="compiler requests one client address may have running at once (default 2; 0: no limit)")
+    p.add_argument("--client-workers", type=int, default=0,
+                   help="workers of each pool one client address's requests may hold at once; its other requests "
+                        "wait in its own queue, clients take turns (default 0: all the workers but one)")
+    p.add_argument("--client-jobs", type=int, default=2,
+                   help="training jobs one client address may have queued or running (default 2; never all "
+                        "the places: one is always left for others)")
     p.add_argument("--writes-per-minute", type=int, default=60,
                    help="new short links and compiled models per client address per minute (default 60; 0: no limit)")
     p.add_argument("--max-store-bytes", default="1GiB", help="size cap of the store of links and models (default 1GiB)")
+    p.add_argument("--max-response-bytes", default="32MiB",
+                   help="size of any one answer, every value counted (default 32MiB; larger is a 422)")
+    p.add_argument("--client-pending-bytes", default="128MiB",
+                   help="large answers one client address has not read yet, held on disk (default 128MiB; "
+                        "more is a 429)")
+    p.add_argument("--client-connections", type=int, default=64,
+                   help="connections one client address may have open (default 64; more are refused)")
+    p.add_argument("--header-seconds", type=float, default=10.0,
+                   help="time a request's headers may take to arrive (default 10; then 408 and closed)")
+    p.add_argument("--body-seconds", type=float, default=30.0,
+                   help="time a request's body may take to arrive (default 30; then 408)")
+    p.add_argument("--send-seconds", type=float, default=30.0,
+                   help="time a client may take to read each 64 KiB of an answer (default 30; then closed)")
     p.add_argument("--exercises", action="append", metavar="DIR",
                    help="a folder of .exercise files to offer besides the shipped ones (repeatable); checked at start")
     p.add_argument("--check-seconds", type=float, default=10.0, help="time limit of one exercise check (default 10)")
+    p.add_argument("--checks-per-minute", type=int, default=30,
+                   help="exercise checks per client address per minute (default 30; 0: no limit)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=cmd_serve)
 

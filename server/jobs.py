@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import importlib
-import itertools
 import multiprocessing as mp
 import os
 import secrets
@@ -29,10 +28,21 @@ from .settings import show_bytes
 from .workers import memory_of
 
 FINISHED = ("done", "failed", "cancelled", "timeout")
+JOB_ID_PATTERN = r"^[A-Za-z0-9_-]{22}$"   # what new_job_id() makes: the routes accept exactly this
+
+
+def new_job_id() -> str:
+    """A job's id: 128 random bits, base64url (22 characters, always): unguessable, since whoever holds
+    an id may read the job (its program) and cancel it, and of one width however many jobs there were."""
+    return secrets.token_urlsafe(16)
 
 
 class QueueFull(Exception):
     pass
+
+
+class ClientFull(Exception):
+    """The client already has its share of the jobs (queued and running)."""
 
 
 MEMORY_CHECK_INTERVAL = 0.2   # seconds between two looks at a running job's memory
@@ -81,6 +91,7 @@ def _job_main(conn: Connection, runner_path: str, spec: dict | None, workdir: st
 class Job:
     id: str
     spec: dict
+    client: str = ""
     status: str = "queued"
     events: list = field(default_factory=list)
     result: dict | None = None
@@ -106,14 +117,20 @@ class Job:
 
 class JobManager:
     def __init__(self, runner_path: str, max_running: int, max_queued: int, time_limit: float, keep: int = 64,
-                 memory_bytes: int | None = None, workroot: str | os.PathLike | None = None, warm: int = 0):
-        """`workroot`: where the jobs' temporary directories go (default: the system's temporary
+                 memory_bytes: int | None = None, workroot: str | os.PathLike | None = None, warm: int = 0,
+                 per_client: int = 0):
+        """`per_client`: jobs one client may have queued or running at once (0: no limit of its own); it
+        never exceeds all the places but one (running and queued), so that one client always leaves room
+        for others, and queued jobs start in turn across clients (the client with the fewest running
+        first). `workroot`: where the jobs' temporary directories go (default: the system's temporary
         directory); what a previous server left there (killed with its jobs) is removed now. `warm`:
         spare processes kept started (imports done), so that a job starts at once."""
         self.runner_path = runner_path
         self.max_running, self.max_queued, self.time_limit, self.keep = max_running, max_queued, time_limit, keep
         self.memory_bytes = memory_bytes
         self.warm = warm
+        places = max_running + max_queued
+        self.per_client = min(per_client or places, max(1, places - 1))
         self._spares: list[tuple[mp.Process, Connection]] = []
         self._ready: set[int] = set()   # pids of spares that said they are ready
         self.workroot = os.fspath(workroot) if workroot is not None else None
@@ -123,20 +140,27 @@ class JobManager:
         self.jobs: dict[str, Job] = {}
         self._queue: list[Job] = []
         self._running: set[Job] = set()
+        self._last_start: dict[str, int] = {}   # client -> when it last had a job started (a count)
+        self._starts = 0
         self._ctx = mp.get_context("spawn")
-        self._counter = itertools.count()
 
     # ---------------------------------------------------------------- public
 
-    def submit(self, spec: dict) -> Job:
+    def submit(self, spec: dict, client: str = "") -> Job:
+        if self.jobs_of(client) >= self.per_client:
+            raise ClientFull()
         if len(self._queue) >= self.max_queued:
             raise QueueFull()
-        job = Job(f"{next(self._counter):04d}{secrets.token_hex(4)}", spec)
+        job = Job(new_job_id(), spec, client)
         self.jobs[job.id] = job
         self._queue.append(job)
         self._forget_old()
         self._schedule()
         return job
+
+    def jobs_of(self, client: str) -> int:
+        """The client's jobs queued or running."""
+        return sum(1 for j in self._queue if j.client == client) + sum(1 for j in self._running if j.client == client)
 
     def get(self, job_id: str) -> Job | None:
         return self.jobs.get(job_id)
@@ -177,7 +201,8 @@ class JobManager:
     def stats(self) -> dict:
         ready = self._spares_ready()
         return {"running": len(self._running), "queued": len(self._queue), "max_running": self.max_running,
-                "max_queued": self.max_queued, "time_limit": self.time_limit, "memory_limit": self.memory_bytes,
+                "max_queued": self.max_queued, "per_client": self.per_client, "time_limit": self.time_limit,
+                "memory_limit": self.memory_bytes,
                 "warm": ready, "warm_starting": len(self._spares) - ready}
 
     def _spares_ready(self) -> int:
@@ -196,8 +221,22 @@ class JobManager:
     # ---------------------------------------------------------------- internals
 
     def _schedule(self) -> None:
+        """Start queued jobs while there is room: each time the oldest job of the client with the fewest
+        jobs running (so clients take turns, whatever the order they queued in)."""
         while self._queue and len(self._running) < self.max_running:
-            self._start(self._queue.pop(0))
+            running: dict[str, int] = {}
+            for j in self._running:
+                running[j.client] = running.get(j.client, 0) + 1
+            # fewest running first, then the client that started a job least recently; min keeps the
+            # oldest of equals
+            job = min(self._queue, key=lambda j: (running.get(j.client, 0), self._last_start.get(j.client, -1)))
+            self._queue.remove(job)
+            self._starts += 1
+            self._last_start[job.client] = self._starts
+            if len(self._last_start) > 1000:
+                present = {j.client for j in self._queue} | {j.client for j in self._running}
+                self._last_start = {c: t for c, t in self._last_start.items() if c in present}
+            self._start(job)
 
     def _take_spare(self) -> tuple[mp.Process, Connection] | None:
         while self._spares:

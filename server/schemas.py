@@ -175,7 +175,10 @@ class Health(BaseModel):
     training: dict[str, Any] = Field(description="training jobs running and queued, and their limits")
     cache: dict[str, int] = Field(description="the response cache of /evaluate and /analyze: entries, hits, misses")
     pools: dict[str, Any] = Field(description="per worker pool (evaluation, heavy): live workers, each worker's "
-                                              "resident memory in bytes, and workers replaced (by cause)")
+                                              "resident memory in bytes, workers replaced (by cause), the share "
+                                              "of workers one client may hold, requests and clients waiting")
+    responses: dict[str, Any] = Field(description="answers being sent; large ones spilled to temporary files "
+                                                  "(their count, bytes and clients)")
 
 
 class TrainRequest(BaseModel):

@@ -39,6 +39,12 @@ class Settings:
     data_dir: Path = field(default_factory=default_data_dir)
     workers: int = 4                    # evaluation worker processes
     max_body_bytes: int = 1 << 20       # any request body
+    header_seconds: float = 10.0        # a request's headers must arrive within this (else the connection closes)
+    body_seconds: float = 30.0          # a request's body must arrive within this of its start (else 408)
+    send_seconds: float = 30.0          # a client must take each 64 KiB of an answer within this (else closed)
+    client_connections: int = 64        # open connections from one client address (more are refused)
+    max_response_bytes: int = 32 << 20  # any one answer (every cell counted): larger is a 422 `limit`
+    client_pending_bytes: int = 128 << 20  # answers one client has not yet read, held on disk (more: 429)
     max_source_chars: int = 250_000     # program text (published RASP programs reach ~125,000)
     max_inputs: int = 16                # inputs per evaluation
     max_input_length: int = 256         # tokens per input
@@ -56,13 +62,16 @@ class Settings:
     train_jobs: int = min(max(2, (os.cpu_count() or 2) // 2), os.cpu_count() or 2)
     train_warm: int = 2                 # spare training processes kept started (PyTorch loaded): no wait at a click
     train_queue: int = 4                # training jobs waiting; more are refused (429)
+    client_jobs: int = 2                # training jobs one client may have queued or running (never all places)
     train_seconds: float = 600.0        # a training job's time limit
     heavy_workers: int = 0              # worker processes for compiler work (0: half the evaluation workers, >= 1)
     worker_memory: int = 1 << 30        # memory one request may take on top of an idle worker
     worker_keep: int = 256 << 20        # memory a worker may keep (caches) between requests
     train_memory: int = 2 << 30         # a training job's memory (estimated before queueing, and enforced)
     client_heavy: int = 2               # compiler requests one client may have running at once
+    client_workers: int = 0             # workers of a pool one client's requests may hold (0: all but one)
     writes_per_minute: int = 60         # new short links and compiled models per client per minute
+    checks_per_minute: int = 30         # exercise checks per client per minute (each reveals a little of the reference)
     max_store_bytes: int = 1 << 30      # the store (links and models) on disk
 
     @property

@@ -5,8 +5,10 @@ content-addressed: the same state or compile request always gets the same id.
 A committed row survives a restart and a kill -9 of the server in the middle of other writes: WAL
 mode with synchronous=FULL makes every committed insert durable before the request returns.
 
-The store has a size cap (`max_bytes`, through SQLite's max_page_count): past it, and on a full
-disk, a write raises StoreFull; any other failure to write raises StoreUnavailable. Opening a file
+The store has a size cap (`max_bytes`) on its files together, the write-ahead log and its index
+included: the log may take an eighth of it (at least 128 KiB, at most 8 MiB: SQLite checkpoints it at
+half that and truncates it to it), the log's index 32 KiB, and the database the rest (SQLite's
+max_page_count). Past it, and on a full disk, a write raises StoreFull; any other failure to write raises StoreUnavailable. Opening a file
 that is not a sound rasplay store raises StoreCorrupt with one line saying so.
 """
 from __future__ import annotations
@@ -19,6 +21,7 @@ import threading
 from pathlib import Path
 
 ID_PATTERN = r"^[a-z2-7]{10,26}$"
+SHM_BYTES = 32 * 1024   # the write-ahead log's index (its -shm file) for a store of this size
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS links (
     id TEXT PRIMARY KEY,
@@ -83,7 +86,10 @@ class Store:
             self._db.executescript(_SCHEMA)
             if max_bytes:
                 page = self._db.execute("PRAGMA page_size").fetchone()[0]
-                self._db.execute(f"PRAGMA max_page_count = {max(1, max_bytes // page)}")
+                wal = self.wal_allowance(max_bytes)
+                self._db.execute(f"PRAGMA journal_size_limit = {wal}")
+                self._db.execute(f"PRAGMA wal_autocheckpoint = {max(1, wal // 2 // page)}")
+                self._db.execute(f"PRAGMA max_page_count = {max(1, (max_bytes - wal - SHM_BYTES) // page)}")
         except sqlite3.Error as e:
             self._db.close()
             raise StoreCorrupt(f"the store {path} is damaged or not a rasplay store ({e}); move it away "
@@ -95,7 +101,7 @@ class Store:
         except sqlite3.OperationalError as e:
             text = str(e)
             if "full" in text:
-                if self.max_bytes and self.size() >= self.max_bytes * 0.95:
+                if self.max_bytes and self._pages_used() >= 0.95:
                     raise StoreFull(f"the server's store is full (its limit is {self.max_bytes} bytes)") from None
                 raise StoreFull("the server's disk is full") from None
             raise StoreUnavailable(f"the server could not write its store ({text})") from None
@@ -147,10 +153,26 @@ class Store:
 
     # ----------------------------------------------------------------
 
+    def _pages_used(self) -> float:
+        """The share of the database's pages (max_page_count) in use."""
+        count = self._db.execute("PRAGMA page_count").fetchone()[0]
+        return count / self._db.execute("PRAGMA max_page_count").fetchone()[0]
+
+    @staticmethod
+    def wal_allowance(max_bytes: int) -> int:
+        """The part of the cap the write-ahead log may take."""
+        return max(128 * 1024, min(max_bytes // 8, 8 << 20))
+
     def size(self) -> int:
-        """Bytes of the database's pages in use (the size the cap applies to)."""
+        """Bytes of the database's pages in use and of its write-ahead log (the size the cap applies to)."""
         with_pages = self._db.execute("PRAGMA page_count").fetchone()[0]
-        return with_pages * self._db.execute("PRAGMA page_size").fetchone()[0]
+        logs = 0
+        for suffix in ("-wal", "-shm"):
+            try:
+                logs += Path(str(self.path) + suffix).stat().st_size
+            except OSError:
+                pass
+        return with_pages * self._db.execute("PRAGMA page_size").fetchone()[0] + logs
 
     def close(self) -> None:
         with self._lock:

@@ -18,6 +18,11 @@ and `release()` (drop the worker's caches).
 * Queue: requests wait at most `queue_timeout` for a worker to start them (then `PoolBusy`); a
   request already pipelined behind a slow one that has not started by then is answered `PoolBusy`
   too (its result, when the worker reaches it, is dropped).
+* Fairness: each client (the caller names it) has a queue of its own, and the pool takes from the
+  clients' queues in turn (round robin), so a client's request waits behind that client's own
+  requests, not behind everyone's. One client has at most `share` requests in the workers at once
+  (default: all the workers but one), so that a free worker is always left for the others, and a
+  request is pipelined only behind requests of its own client.
 
 Workers return results as bytes (JSON, or binary), so the event loop only moves bytes, and take
 requests from a short pipeline so that they never idle waiting for a busy event loop.
@@ -32,7 +37,7 @@ import multiprocessing as mp
 import os
 import resource
 import time
-from collections import deque
+from collections import OrderedDict, deque
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 
@@ -59,6 +64,10 @@ class PoolBusy(Exception):
 
 class WorkerFailed(Exception):
     pass
+
+
+class ReplyTooLarge(Exception):
+    """The result is over the pool's reply limit (its size in bytes is the argument); it was never sent."""
 
 
 class NotEncodable(Exception):
@@ -97,7 +106,8 @@ def _trim_heap() -> None:
 
 # ---------------------------------------------------------------- the worker process
 
-def _worker_main(conn: Connection, registry_path: str, memory_bytes: int | None, keep_bytes: int | None) -> None:
+def _worker_main(conn: Connection, registry_path: str, memory_bytes: int | None, keep_bytes: int | None,
+                 reply_bytes: int | None = None) -> None:
     registry = importlib.import_module(registry_path)
     kinds = registry.KINDS
     release = getattr(registry, "release", lambda: None)
@@ -122,6 +132,8 @@ def _worker_main(conn: Connection, registry_path: str, memory_bytes: int | None,
                 raise ValueError(f"unknown work {kind!r}")
             result = work(payload)
             out = b"ok" + (result if isinstance(result, bytes) else orjson.dumps(result))
+            if reply_bytes and len(out) - 2 > reply_bytes:   # every byte counts, whatever it holds
+                out = b"tl" + str(len(out) - 2).encode()
         except WorkTimeout as e:
             out = b"to" + str(e).encode()
         except MemoryError:
@@ -156,6 +168,7 @@ class _Call:
     future: asyncio.Future
     limit: float       # seconds of running
     deadline: float    # when, still not started, it is answered PoolBusy
+    client: str = ""   # who asked: each client has a queue of its own
 
 
 @dataclass(eq=False)
@@ -169,25 +182,32 @@ class _Worker:
     def queued_bytes(self) -> int:
         return sum(len(c.message) for c in self.calls)
 
+    def clients(self) -> set[str]:
+        return {c.client for c in self.calls}
+
 
 class WorkerPool:
     """`size` worker processes running the kinds of `registry`; see the module's docstring."""
 
     def __init__(self, size: int, timeout: float, queue_timeout: float, depth: int = 4, *,
                  registry: str = DEFAULT_REGISTRY, memory_bytes: int | None = None, keep_bytes: int | None = None,
-                 name: str = "rasplay-worker"):
+                 name: str = "rasplay-worker", share: int = 0, reply_bytes: int | None = None):
         self.size = size
+        self.share = min(share or size, max(1, size - 1))   # requests of one client in the workers at once
         self.timeout = timeout
         self.queue_timeout = queue_timeout
         self.depth = depth
         self.registry = registry
         self.memory_bytes = memory_bytes
         self.keep_bytes = keep_bytes
+        self.reply_bytes = reply_bytes   # the largest result a worker sends back (ReplyTooLarge past it)
         self.name = name
         self.replaced = {"timeout": 0, "memory": 0, "retired": 0, "died": 0}
         self._ctx = mp.get_context("spawn")
         self._all: list[_Worker] = []
-        self._slot_free = asyncio.Event()
+        self._waiting: OrderedDict[str, deque[_Call]] = OrderedDict()   # per client, in order of arrival
+        self._served: dict[str, int] = {}   # client -> the turn it was last served (clients in the pool)
+        self._turn = 0
         self._closing = False
         self._watchdog: asyncio.Task | None = None
 
@@ -205,7 +225,8 @@ class WorkerPool:
     def _spawn(self) -> _Worker:
         parent, child = self._ctx.Pipe(duplex=True)
         process = self._ctx.Process(target=_worker_main, args=(child, self.registry, self.memory_bytes,
-                                                               self.keep_bytes), daemon=True, name=self.name)
+                                                               self.keep_bytes, self.reply_bytes),
+                                    daemon=True, name=self.name)
         process.start()
         child.close()
         hello = parent.recv_bytes()
@@ -232,35 +253,63 @@ class WorkerPool:
         self._free_slot()
 
     def _free_slot(self) -> None:
-        self._slot_free.set()
-        self._slot_free = asyncio.Event()
+        """A worker may take more now: start what waits."""
+        self._pump()
 
     # ---------------------------------------------------------------- sending and receiving
 
-    def _pick(self, message: bytes) -> _Worker | None:
-        """The least busy worker that can take `message` now: a short pipeline, and never more than
-        PIPELINE_BYTES waiting in its socket (so that a send cannot block the event loop)."""
+    def _pick(self, call: _Call) -> _Worker | None:
+        """The least busy worker that can take `call` now: an idle one, or one busy only with requests of
+        the same client, with a short pipeline and never more than PIPELINE_BYTES waiting in its socket
+        (so that a send cannot block the event loop)."""
         best = None
         for w in self._all:
-            if len(w.calls) >= self.depth or (w.calls and w.queued_bytes() + len(message) > PIPELINE_BYTES):
+            if w.calls and (len(w.calls) >= self.depth or w.clients() != {call.client}
+                            or w.queued_bytes() + len(call.message) > PIPELINE_BYTES):
                 continue
             if best is None or len(w.calls) < len(best.calls):
                 best = w
         return best
 
-    async def _dispatch(self, call: _Call) -> None:
-        while True:
-            worker = self._pick(call.message)
-            if worker is not None:
+    def in_workers(self, client: str) -> int:
+        """The client's requests sent to workers and not yet answered."""
+        return sum(1 for w in self._all for c in w.calls if c.client == client)
+
+    def _pump(self) -> None:
+        """Hand waiting requests to workers, the clients in turn: each time, of the clients under their
+        share, the one served least recently (a client new to the pool first) sends its oldest request."""
+        while self._waiting:
+            for client in sorted(self._waiting, key=lambda c: self._served.get(c, -1)):
+                queue = self._waiting[client]
+                while queue and queue[0].future.done():   # answered already (past its wait, or gone)
+                    queue.popleft()
+                if not queue:
+                    del self._waiting[client]
+                    break   # the line changed: look again
+                if self.in_workers(client) >= self.share:
+                    continue
+                worker = self._pick(queue[0])
+                if worker is None:
+                    continue
+                self._turn += 1
+                self._served[client] = self._turn
+                call = queue.popleft()
+                if not queue:
+                    del self._waiting[client]
+                self._send(worker, call)
                 break
-            waiter = self._slot_free
-            remaining = call.deadline - time.monotonic()
-            if remaining <= 0:
-                raise PoolBusy()
-            try:
-                await asyncio.wait_for(waiter.wait(), remaining)
-            except asyncio.TimeoutError:
-                raise PoolBusy() from None
+            else:
+                return   # no one can go now
+
+    def _enqueue(self, call: _Call, front: bool = False) -> None:
+        queue = self._waiting.setdefault(call.client, deque())
+        if front:
+            queue.appendleft(call)
+        else:
+            queue.append(call)
+        self._pump()
+
+    def _send(self, worker: _Worker, call: _Call) -> None:
         if not worker.calls:
             worker.head_started = time.monotonic()
         worker.calls.append(call)
@@ -301,6 +350,18 @@ class WorkerPool:
         while not self._closing:
             await asyncio.sleep(WATCH_INTERVAL)
             now = time.monotonic()
+            for client, queue in list(self._waiting.items()):   # still waiting for a worker past the queue wait
+                for call in queue:
+                    if now > call.deadline and not call.future.done():
+                        call.future.set_exception(PoolBusy())
+                kept = deque(c for c in queue if not c.future.done())
+                if kept:
+                    self._waiting[client] = kept
+                else:
+                    del self._waiting[client]
+            if len(self._served) > 1000:   # forget the turns of clients with nothing in the pool
+                present = set(self._waiting) | {c.client for w in self._all for c in w.calls}
+                self._served = {c: t for c, t in self._served.items() if c in present}
             for worker in list(self._all):
                 if not worker.calls:
                     continue
@@ -328,19 +389,12 @@ class WorkerPool:
             if not head.future.done():
                 head.future.set_exception(error)
         loop = asyncio.get_running_loop()
-        for call in calls:
+        for call in reversed(calls):   # back to the front of their clients' queues, in their order
             if not call.future.done():
-                loop.create_task(self._redispatch(call))
+                self._waiting.setdefault(call.client, deque()).appendleft(call)
         if not self._closing:
             loop.create_task(self._add_worker())
         self._free_slot()
-
-    async def _redispatch(self, call: _Call) -> None:
-        try:
-            await self._dispatch(call)
-        except PoolBusy as e:
-            if not call.future.done():
-                call.future.set_exception(e)
 
     def _kill(self, worker: _Worker) -> None:
         if worker in self._all:
@@ -358,20 +412,32 @@ class WorkerPool:
 
     # ---------------------------------------------------------------- the public call
 
-    async def run(self, kind: str, payload: dict, timeout: float | None = None, message: bytes | None = None) -> bytes:
+    async def run(self, kind: str, payload: dict, timeout: float | None = None, message: bytes | None = None,
+                  client: str = "") -> bytes:
         """The result's bytes (JSON, or raw bytes for binary results). Raises PoolBusy,
         EvaluationTimeout, MemoryLimit or WorkerFailed. `timeout` overrides the pool's time limit for
-        this call; `message` is orjson.dumps([kind, payload]) when the caller has it already."""
+        this call; `message` is orjson.dumps([kind, payload]) when the caller has it already; `client`
+        names the queue the request waits in."""
         call = _Call(message or encode_message(kind, payload), asyncio.get_running_loop().create_future(),
-                     timeout or self.timeout, time.monotonic() + self.queue_timeout)
-        await self._dispatch(call)
+                     timeout or self.timeout, time.monotonic() + self.queue_timeout, client)
+        self._enqueue(call)
         # a request whose client goes away stays in its worker's pipeline and finishes there (bounded
-        # by the time limit); its reply is dropped
-        reply = await call.future
+        # by the time limit); its reply is dropped. One still waiting for a worker leaves its queue.
+        try:
+            reply = await call.future
+        except asyncio.CancelledError:
+            queue = self._waiting.get(client)
+            if queue is not None and call in queue:
+                queue.remove(call)
+                if not queue:
+                    del self._waiting[client]
+            raise
         if reply[:2] == b"to":
             raise EvaluationTimeout(reply[2:].decode())
         if reply[:2] == b"me":
             raise MemoryLimit()
+        if reply[:2] == b"tl":
+            raise ReplyTooLarge(int(reply[2:]))
         if reply[:2] != b"ok":
             raise WorkerFailed(reply[2:].decode(errors="replace"))
         return reply[2:]
@@ -382,7 +448,8 @@ class WorkerPool:
     def stats(self) -> dict:
         """Live workers, their resident memory (bytes) and how many were replaced, and why."""
         return {"workers": self.alive(), "resident_bytes": [memory_of(w.process.pid)[1] for w in self._all],
-                "replaced": dict(self.replaced)}
+                "replaced": dict(self.replaced), "share": self.share,
+                "waiting": sum(len(q) for q in self._waiting.values()), "clients_waiting": len(self._waiting)}
 
 
 def default_workers() -> int:

@@ -173,10 +173,14 @@ def test_a_full_disk_is_a_507_and_everything_else_still_works(tmp_path):
 def test_the_store_has_a_size_cap(tmp_path):
     from rasplay.server.store import Store, StoreFull
 
-    store = Store(tmp_path / "links.sqlite3", max_bytes=256 * 1024)
-    with pytest.raises(StoreFull, match="store is full .its limit is 262144 bytes"):
-        for i in range(200):
+    cap = 1 << 20
+    store = Store(tmp_path / "links.sqlite3", max_bytes=cap)
+    on_disk = lambda: sum(p.stat().st_size for p in tmp_path.iterdir())  # noqa: E731
+    with pytest.raises(StoreFull, match="store is full .its limit is 1048576 bytes"):
+        for i in range(400):
             store.put_link({"source": f"# {'y' * 8000}\nx{i} = indices;"})
+            assert on_disk() <= cap   # the database, its write-ahead log and the log's index together
+    assert on_disk() > cap * 0.8 and store.size() <= cap
     assert store.get_link(store.link_id({"source": f"# {'y' * 8000}\nx0 = indices;"})[0]) is not None
     store.close()
 

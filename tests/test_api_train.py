@@ -21,6 +21,10 @@ def train_server(tmp_path_factory):
     server.stop()
 
 
+def from_address(server, address):
+    return httpx.Client(base_url=server.url, timeout=30, transport=httpx.HTTPTransport(local_address=address))
+
+
 def wait_status(client, job_id, statuses, timeout=60):
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
@@ -66,11 +70,18 @@ def test_job_lifecycle_events_result_cancel_and_full_queue(train_server):
         long_id = long.json()["id"]
         wait_status(c, long_id, {"running"})
         wait_until(c, long_id, lambda job: job["events"] >= 1)    # it has reported progress
-        short = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "max_len": 6, "steps": 300,
-                                              "d_model": 32, "lr": 0.003})
+        # two places (one running, one waiting): one address may hold only one of them
+        mine = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "steps": 10})
+        e = mine.json()["error"]
+        assert mine.status_code == 429 and e["kind"] == "busy" and "per client" in e["message"], mine.text
+        with from_address(train_server, "127.0.0.2") as other:   # another address gets the place left
+            short = other.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "max_len": 6, "steps": 300,
+                                                      "d_model": 32, "lr": 0.003})
         assert short.status_code == 202 and short.json()["status"] == "queued"
-        full = c.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "steps": 10})
+        with from_address(train_server, "127.0.0.3") as third:
+            full = third.post("/api/v1/train", json={"source": HIST, "vocab": "abc", "steps": 10})
         assert full.status_code == 429 and full.json()["error"]["kind"] == "busy"
+        assert "already waiting" in full.json()["error"]["message"]
 
         cancelled = c.delete(f"/api/v1/train/{long_id}")
         assert cancelled.status_code == 200
@@ -113,9 +124,10 @@ def test_bad_training_requests(train_server):
         for vocab in ("", "aa", [1, "a"]):   # checked before a job is queued
             r = c.post("/api/v1/train", json={"source": HIST, "vocab": vocab})
             assert r.status_code == 422, vocab
-        assert c.get("/api/v1/train/0123456789ab").status_code == 404
+        assert c.get("/api/v1/train/AAAAAAAAAAAAAAAAAAAAAA").status_code == 404   # the form of an id, no such job
         assert c.get("/api/v1/train/not-a-job").status_code == 422
-        assert c.get("/api/v1/train/0123456789ab/events").status_code == 404
+        assert c.get("/api/v1/train/0123456789ab").status_code == 422   # the old 12-character form
+        assert c.get("/api/v1/train/AAAAAAAAAAAAAAAAAAAAAA/events").status_code == 404
 
 
 def test_fine_tune_from_a_compiled_model_stays_exact(train_server):

@@ -293,8 +293,13 @@ def test_a_link_restores_input_tab_head_and_compiled_state(browser, guarded, ser
         other = Guarded(browser)
         try:
             fresh = other.page()
+            compiles = []
+            fresh.on("request", lambda r: compiles.append(r.url) if "/api/v1/compile" in r.url else None)
             fresh.goto(url)
             fresh.wait_for_selector("body[data-ready='1']")
+            fresh.wait_for_selector("#toast button[data-action='compile']")
+            assert compiles == []   # a link never makes the visitor's browser compile without asking
+            fresh.click("#toast button[data-action='compile']")
             fresh.wait_for_selector("#compile-summary table", timeout=60000)
             assert fresh.is_checked("#inputs .input-row:nth-child(2) input[type='radio']")
             assert fresh.get_attribute("#tab-compile", "aria-selected") == "true"

@@ -320,3 +320,18 @@ def test_the_counterexample_is_the_shortest_wrong_input():
     c = r["counterexample"]
     assert r["status"] == "wrong" and len(c["input"]) == 3 and c["input"] != c["input"][::-1]
     assert c["expected"] == list(c["input"][::-1]) and c["got"] == list(c["input"])
+
+
+def test_a_link_out_of_the_teachers_folder_is_refused(tmp_path):
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "secret.exercise").write_text(MINIMAL)
+    folder = tmp_path / "course"
+    folder.mkdir()
+    (folder / "good.exercise").write_text(MINIMAL.replace("Copy", "Good"))
+    (folder / "leak.exercise").symlink_to(outside / "secret.exercise")
+    (folder / "inside.exercise").symlink_to(folder / "good.exercise")   # a link within the folder is fine
+    exercises, problems = load_directory(folder)
+    assert len(exercises) == 2
+    (problem,) = problems
+    assert problem.path.endswith("leak.exercise") and "outside" in problem.message

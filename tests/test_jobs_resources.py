@@ -92,3 +92,51 @@ def test_the_memory_estimate_follows_the_model_and_batch():
     wider = estimate_bytes(TrainConfig(vocab=list("abcdefgh"), d_model=256).validated(), 2, 1)
     larger_batch = estimate_bytes(TrainConfig(vocab=list("abcdefgh"), batch_size=1024).validated(), 2, 1)
     assert small < wider and small < larger_batch
+
+
+# ------------------------------------------------------------------ ids and per-client shares (issue 18)
+
+def test_job_ids_keep_one_width_past_ten_thousand_jobs():
+    import re
+
+    from rasplay.server.jobs import JOB_ID_PATTERN
+
+    async def scenario():
+        jobs = JobManager("job_runners.allocate", 0, 2, time_limit=10)   # no job ever starts: queue and cancel
+        ids = set()
+        for _ in range(10_001):
+            job = jobs.submit({"mib": 1}, "127.0.0.9")
+            assert re.fullmatch(JOB_ID_PATTERN, job.id), job.id
+            ids.add(job.id)
+            jobs.cancel(job)
+            assert job.status == "cancelled"
+        one_more = jobs.submit({"mib": 1})
+        assert len(one_more.id) == 22 and jobs.get(one_more.id) is one_more
+        assert len(ids) == 10_001   # never the same id twice
+        await jobs.close()
+    run(scenario())
+
+
+def test_one_client_gets_its_share_of_jobs_and_clients_take_turns():
+    from rasplay.server.jobs import ClientFull
+
+    async def scenario():
+        jobs = JobManager("job_runners.allocate", 1, 3, time_limit=120, per_client=2)
+        a1, a2 = jobs.submit({"mib": 1}, "A"), jobs.submit({"mib": 1}, "A")
+        with pytest.raises(ClientFull):
+            jobs.submit({"mib": 1}, "A")   # A holds its two places: the other two are left for others
+        b1 = jobs.submit({"mib": 1}, "B")
+        assert (a1.status, a2.status, b1.status) == ("running", "queued", "queued")
+        jobs.cancel(a1)
+        await until(b1, ("running",))   # B's job goes before A's second, though queued after it
+        assert a2.status == "queued"
+        for job in (a2, b1):
+            jobs.cancel(job)
+            await until(job)
+        await jobs.close()
+    run(scenario())
+
+
+def test_one_client_never_holds_every_place():
+    jobs = JobManager("job_runners.allocate", 1, 1, time_limit=10, per_client=5)
+    assert jobs.per_client == 1   # two places in all: one client may take one

@@ -92,3 +92,56 @@ def test_a_request_pipelined_behind_a_slow_one_gets_busy_after_the_queue_wait():
         return waited
     waited = with_pool(scenario, 1, timeout=10, queue_timeout=1.0)
     assert waited < 2.5   # answered at the queue wait, not when the slow request ended (3 s)
+
+
+# ------------------------------------------------------------------ fairness between clients (issue 18)
+
+def start_calls(pool, order, calls):
+    """Start `calls` ((name, client, seconds), in this order); each name goes into `order` as it finishes."""
+    tasks = []
+    for name, client, seconds in calls:
+        task = asyncio.ensure_future(pool.run("sleep", {"seconds": seconds}, client=client))
+        task.add_done_callback(lambda t, name=name: order.append(name))
+        tasks.append(task)
+    return tasks
+
+
+async def until_running(pool, client):
+    while pool.in_workers(client) == 0:
+        await asyncio.sleep(0.01)
+
+
+async def until_waiting(pool, n):
+    while pool.stats()["waiting"] < n:
+        await asyncio.sleep(0.01)
+
+
+def test_clients_take_turns_and_each_waits_behind_its_own_requests():
+    async def scenario(pool):
+        order = []
+        tasks = start_calls(pool, order, [("a1", "A", 0.3)])
+        await until_running(pool, "A")   # a1 holds the one worker
+        tasks += start_calls(pool, order, [("a2", "A", 0.02), ("a3", "A", 0.02), ("a4", "A", 0.02),
+                                           ("b1", "B", 0.02), ("b2", "B", 0.02), ("c1", "C", 0.02)])
+        await until_waiting(pool, 6)
+        assert pool.stats()["clients_waiting"] == 3
+        await asyncio.gather(*tasks)
+        return order
+    # one worker: B and C (new to the pool) go before A's second request, then the clients alternate
+    order = with_pool(scenario, 1, timeout=10, queue_timeout=30)
+    assert order == ["a1", "b1", "c1", "a2", "b2", "a3", "a4"], order
+
+
+def test_one_client_leaves_a_worker_for_the_others():
+    async def scenario(pool):
+        assert pool.share == 1   # two workers: one client may hold one of them
+        order = []
+        flood = start_calls(pool, order, [(f"a{i}", "A", 0.4) for i in range(4)])
+        await until_running(pool, "A")
+        await until_waiting(pool, 3)
+        assert pool.in_workers("A") == 1   # A's others wait for A's turn, not in the free worker
+        victim = start_calls(pool, order, [("b", "B", 0)])
+        await asyncio.gather(*flood, *victim)
+        return order
+    order = with_pool(scenario, 2, timeout=10, queue_timeout=30)
+    assert order[0] == "b", order   # served by the free worker before the flood's first request ended

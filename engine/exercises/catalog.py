@@ -33,8 +33,12 @@ def load_directory(directory: Path, check_limits: CheckLimits = CHECK_LIMITS,
         return [], [ExerciseError(str(directory), f"{len(paths)} exercise files; the limit is "
                                                   f"{check_limits.max_exercises}")]
     exercises, problems = [], []
+    inside = directory.resolve()
     for path in paths:
         try:
+            if not path.resolve().is_relative_to(inside):   # a symlink (or one on its way) leading out
+                raise ExerciseError(str(path), f"a link to a file outside {directory} (refused: only the "
+                                               "folder's own files are read)")
             exercise = read_exercise(path, check_limits)
             if self_check:
                 validate(exercise, check_limits)

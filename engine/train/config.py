@@ -9,7 +9,8 @@ DEFAULT_STEPS = 2000
 
 # upper bounds that keep one CPU job bounded
 LIMITS = {"max_len": 512, "layers": 12, "heads": 16, "d_model": 1024, "batch_size": 4096,
-          "n_train": 200_000, "n_test": 20_000, "steps": 1_000_000, "time_budget": 3600.0}
+          "n_train": 200_000, "n_test": 20_000, "steps": 1_000_000, "time_budget": 3600.0,
+          "threads": 64, "warmup": 1_000_000, "eval_every": 1_000_000, "d_mlp": 4096, "match_examples": 20_000}
 
 
 @dataclass

@@ -16,6 +16,7 @@ from fastapi.responses import Response
 
 from ..errors import ApiError
 from ..quotas import client_of
+from ..responses import answer
 from ..schemas import ERROR_RESPONSES, CompiledModelSummary, CompileRequest, RunRequest, SoftStudyRequest
 from ..store import Store, model_id_of
 from .deps import Services, services
@@ -80,7 +81,7 @@ async def compile_program(req: CompileRequest, request: Request, svc: Services =
     stored = await run_in_threadpool(store.has_model, model_id)
     with svc.heavy_per_client.hold(client):
         body = await run_in_pool(svc.heavy, "compile", {"id": model_id, "spec": spec}, settings,
-                                 settings.compile_seconds)
+                                 settings.compile_seconds, client=client)
     summary = _unwrap(body, "summary")   # a program that does not compile stops here, unstored
     if not stored:
         svc.writes_per_client.take(client)
@@ -97,8 +98,9 @@ async def run_model(req: RunRequest, request: Request, model_id: str = Path(patt
     check_inputs(req.inputs, None, settings)
     spec = await _model(model_id, store)
     payload = {"id": model_id, "spec": spec, "inputs": req.inputs, "mode": req.mode, "beta": req.beta}
-    with svc.heavy_per_client.hold(client_of(request)):
-        body = await run_in_pool(svc.heavy, "model_run", payload, settings, settings.compile_seconds)
+    client = client_of(request)
+    with svc.heavy_per_client.hold(client):
+        body = await run_in_pool(svc.heavy, "model_run", payload, settings, settings.compile_seconds, client=client)
     return _unwrap(body, "run")
 
 
@@ -110,9 +112,10 @@ async def soft_study(req: SoftStudyRequest, request: Request, model_id: str = Pa
     settings, store = svc.settings, svc.store
     spec = await _model(model_id, store)
     options = req.model_dump(exclude_none=True)
-    with svc.heavy_per_client.hold(client_of(request)):
+    client = client_of(request)
+    with svc.heavy_per_client.hold(client):
         body = await run_in_pool(svc.heavy, "model_soft", {"id": model_id, "spec": spec, "options": options},
-                                 settings, settings.compile_seconds)
+                                 settings, settings.compile_seconds, client=client)
     return _unwrap(body, "study")
 
 
@@ -124,11 +127,12 @@ async def soft_study(req: SoftStudyRequest, request: Request, model_id: str = Pa
 async def weights(request: Request, model_id: str = Path(pattern=MODEL_ID), svc: Services = Depends(services)):
     settings, store = svc.settings, svc.store
     spec = await _model(model_id, store)
-    with svc.heavy_per_client.hold(client_of(request)):
+    client = client_of(request)
+    with svc.heavy_per_client.hold(client):
         body = await run_in_pool(svc.heavy, "model_npz", {"id": model_id, "spec": spec}, settings,
-                                 settings.compile_seconds)
+                                 settings.compile_seconds, client=client)
     if body[:1] == b"{":  # a compile error comes back as JSON
         _unwrap(body, "summary")
     name = f"rasplay-{spec.get('output') or 'model'}-{model_id}.npz"
-    return Response(body, media_type="application/octet-stream",
-                    headers={"Content-Disposition": attachment(name)})
+    return await answer(body, client, svc.outgoing, media_type="application/octet-stream",
+                        headers={"Content-Disposition": attachment(name)})

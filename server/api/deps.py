@@ -1,5 +1,5 @@
 """The FastAPI dependency of every router: the server's services (settings, the evaluation and heavy
-worker pools, the store, the response cache, training jobs, per-client quotas), created with the app
+worker pools, the store, the response cache, training jobs, per-client quotas, answers being sent), created with the app
 and kept on app.state. One dependency, resolved once per request."""
 from __future__ import annotations
 
@@ -11,6 +11,7 @@ from ..cache import ResponseCache
 from ..jobs import JobManager
 from ..settings import Settings
 from ..quotas import ConcurrencyLimit, RateLimit
+from ..responses import Outgoing
 from ..store import Store
 from ..workers import WorkerPool
 
@@ -25,6 +26,8 @@ class Services:
     jobs: JobManager
     heavy_per_client: ConcurrencyLimit
     writes_per_client: RateLimit
+    checks_per_client: RateLimit
+    outgoing: Outgoing           # large answers being sent from temporary files, per client
 
 
 async def services(request: Request) -> Services:

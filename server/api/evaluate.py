@@ -1,21 +1,26 @@
 """POST /evaluate and POST /analyze: the engine, run in a worker process with a hard time limit."""
 from __future__ import annotations
 
-from fastapi import APIRouter, Depends
-from fastapi.responses import Response
+from fastapi import APIRouter, Depends, Request
 
 from rasplay.engine.inputs import input_limit_error
 
 from ..errors import ApiError
+from ..quotas import client_of
+from ..responses import answer
 from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
 from ..settings import Settings
 from ..settings import show_bytes
-from ..workers import EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, WorkerFailed, WorkerPool, encode_message
+from ..workers import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, ReplyTooLarge, WorkerFailed,
+                       WorkerPool, encode_message)
 from .deps import Services, services
 
 router = APIRouter(tags=["evaluate"])
-RESPONSES = {**ERROR_RESPONSES, 503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy "
-                                                                             "(Retry-After says when to try again)"}}
+RESPONSES = {**ERROR_RESPONSES,
+             429: ERROR_RESPONSES[422] | {"description": "Your address has too many large answers it has not read, "
+                                                         "or (exercise checks) too many checks a minute (Retry-After)"},
+             503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy "
+                                                         "(Retry-After says when to try again)"}}
 
 
 def check_source(source: str, settings: Settings) -> None:
@@ -32,9 +37,10 @@ def check_inputs(inputs, input_format: str | None, settings: Settings) -> None:
 
 
 async def run_in_pool(pool: WorkerPool, kind: str, payload: dict, settings: Settings,
-                      timeout: float | None = None, message: bytes | None = None) -> bytes:
+                      timeout: float | None = None, message: bytes | None = None, client: str = "") -> bytes:
+    """`kind` run in `pool`, in the queue of `client` (requests wait behind their own client's)."""
     try:
-        return await pool.run(kind, payload, timeout, message)
+        return await pool.run(kind, payload, timeout, message, client=client)
     except EvaluationTimeout as e:
         limit = timeout or settings.eval_seconds
         detail = str(e) or f"the work took longer than {limit:g} s (the time limit) and was stopped"
@@ -48,7 +54,14 @@ async def run_in_pool(pool: WorkerPool, kind: str, payload: dict, settings: Sett
                        headers={"Retry-After": "5"}) from None
     except NotEncodable as e:
         raise not_encodable(e) from None
+    except ReplyTooLarge as e:
+        raise ApiError(422, "limit", f"the answer would be {show_bytes(e.args[0])}; answers are limited to "
+                                     f"{show_bytes(settings.max_response_bytes)}: ask for fewer names (`names`), "
+                                     "fewer or shorter inputs, or no trace") from None
     except WorkerFailed as e:
+        if str(e).startswith("RecursionError"):
+            raise ApiError(422, "limit", "the request nests too deeply for rasplay (lists or expressions nested "
+                                         "hundreds of levels); make it flatter") from None
         # an exception inside the engine on this request: the request is one rasplay cannot take
         raise ApiError(422, "unsupported", f"rasplay could not handle this request ({e}); please report it") from None
 
@@ -67,7 +80,7 @@ def message_for(kind: str, payload: dict) -> bytes:
 
 @router.post("/evaluate", response_model=EvaluationDocument, responses=RESPONSES,
              summary="Evaluate a RASP program on inputs")
-async def evaluate(req: EvaluateRequest, svc: Services = Depends(services)):
+async def evaluate(req: EvaluateRequest, request: Request, svc: Services = Depends(services)):
     """The evaluation document: every s-op's and selector's values per input, the layer/head analysis
     and the program's diagnostics (with line and column). Program errors are diagnostics, not HTTP
     errors; requests over a limit or the time limit are 422s."""
@@ -79,14 +92,14 @@ async def evaluate(req: EvaluateRequest, svc: Services = Depends(services)):
     key = message_for("evaluate", payload)   # the cache key is also the message to the worker
     body = cache.get(key)
     if body is None:
-        body = await run_in_pool(svc.pool, "evaluate", payload, settings, message=key)
+        body = await run_in_pool(svc.pool, "evaluate", payload, settings, message=key, client=client_of(request))
         cache.put(key, body)
-    return Response(body, media_type="application/json")
+    return await answer(body, client_of(request), svc.outgoing)
 
 
 @router.post("/analyze", response_model=AnalysisDocument, responses=RESPONSES,
              summary="Layers, heads and the dependency graph of a program")
-async def analyze(req: AnalyzeRequest, svc: Services = Depends(services)):
+async def analyze(req: AnalyzeRequest, request: Request, svc: Services = Depends(services)):
     """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
     settings, cache = svc.settings, svc.cache
     check_source(req.source, settings)
@@ -94,6 +107,6 @@ async def analyze(req: AnalyzeRequest, svc: Services = Depends(services)):
     key = message_for("analyze", payload)
     body = cache.get(key)
     if body is None:
-        body = await run_in_pool(svc.pool, "analyze", payload, settings, message=key)
+        body = await run_in_pool(svc.pool, "analyze", payload, settings, message=key, client=client_of(request))
         cache.put(key, body)
-    return Response(body, media_type="application/json")
+    return await answer(body, client_of(request), svc.outgoing)

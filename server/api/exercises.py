@@ -3,12 +3,13 @@ check runs in an evaluation worker with its own time limit (Settings.check_secon
 from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Path, Request
-from fastapi.responses import Response
 
 from rasplay.engine.exercises import Catalog, Exercise
 from rasplay.engine.exercises.format import ID_PATTERN
 
 from ..errors import ApiError
+from ..quotas import client_of
+from ..responses import answer
 from ..schemas import ERROR_RESPONSES, CheckRequest, CheckResult, ExercisePublic, ExerciseSummary
 from .deps import Services, services
 from .evaluate import RESPONSES, check_source, message_for, run_in_pool
@@ -42,22 +43,24 @@ async def get_exercise(exercise_id: str = ExerciseId, cat: Catalog = Depends(cat
 
 @router.post("/exercises/{exercise_id}/check", response_model=CheckResult, responses={**RESPONSES, **NOT_FOUND},
              summary="Check a program against an exercise")
-async def check_exercise(req: CheckRequest, exercise_id: str = ExerciseId, cat: Catalog = Depends(catalog),
-                         svc: Services = Depends(services)):
+async def check_exercise(req: CheckRequest, request: Request, exercise_id: str = ExerciseId,
+                         cat: Catalog = Depends(catalog), svc: Services = Depends(services)):
     """Evaluates the program and the hidden reference on the exercise's inputs (hundreds, at most
     1000 of up to 64 tokens) and compares the target s-op: pass, wrong (with the shortest
     counterexample and the first s-op that differs), over_budget (layers and heads against the
     budget) or error (the program does not define the target). A wrong program is a 200, not an
-    error; a check past the time limit is a 422."""
+    error; a check past the time limit is a 422. Checks are rate-limited per client (429 past it): each
+    counterexample shows a little of the hidden reference."""
     exercise = _find(cat, exercise_id)
     settings = svc.settings
     check_source(req.source, settings)
+    svc.checks_per_client.take(client_of(request))
     payload = {"text": exercise.text, "id": exercise.id, "source": req.source,
                "limits": settings.engine_limits_json(), "seconds": settings.check_seconds * 0.9}
     key = message_for("exercise_check", payload)
     body = svc.cache.get(key)
     if body is None:
         body = await run_in_pool(svc.pool, "exercise_check", payload, settings, timeout=settings.check_seconds,
-                                 message=key)
+                                 message=key, client=client_of(request))
         svc.cache.put(key, body)
-    return Response(body, media_type="application/json")
+    return await answer(body, client_of(request), svc.outgoing)

@@ -25,4 +25,6 @@ async def health(request: Request):
     limits = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "cors_origins", "exercises_dirs")}
     return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
             "training": svc.jobs.stats(), "cache": svc.cache.stats(),
-            "pools": {"evaluation": svc.pool.stats(), "heavy": svc.heavy.stats()}}
+            "pools": {"evaluation": svc.pool.stats(), "heavy": svc.heavy.stats()},
+            "responses": {"sending": request.app.state.send_limits.sending,
+                          "started": request.app.state.send_limits.started, **svc.outgoing.stats()}}

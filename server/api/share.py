@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import html
+import json
 import re
 
 from fastapi import APIRouter, Depends, Header, Path, Request
@@ -38,6 +39,11 @@ async def share(req: ShareRequest, request: Request, svc: Services = Depends(ser
     inputs = state.get("inputs", [])
     if not isinstance(inputs, list) or not all(isinstance(i, (str, list)) for i in inputs):
         raise ApiError(422, "validation", "state.inputs must be a list of strings or lists")
+    try:
+        json.dumps(state, allow_nan=False)
+    except ValueError:
+        raise ApiError(422, "validation", "the state holds NaN or Infinity, which JSON (and so a link) cannot "
+                                          "carry") from None
     size = len(canonical(state).encode())
     if size > settings.max_share_bytes:
         raise ApiError(413, "too_large", f"the state is {size} bytes; shared states are limited to "

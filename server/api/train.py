@@ -6,19 +6,20 @@ import json
 import re
 
 import orjson
-from fastapi import APIRouter, Depends, Header, Path, Query
+from fastapi import APIRouter, Depends, Header, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
 from ..errors import ApiError
-from ..jobs import JobManager, QueueFull, follow
+from ..jobs import JOB_ID_PATTERN, ClientFull, JobManager, QueueFull, follow
+from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainRequest
 from .deps import Services, services
 from ..settings import show_bytes
 from .evaluate import check_source, run_in_pool
 
 router = APIRouter(tags=["train"])
-JOB_ID = r"^[0-9a-f]{12}$"
+JOB_ID = JOB_ID_PATTERN
 NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ERROR_RESPONSES[422]}
 
 
@@ -41,10 +42,11 @@ def torch_available() -> bool:
              responses={**ERROR_RESPONSES, 429: ERROR_RESPONSES[422] | {"description": "The job queue is full"},
                         501: ERROR_RESPONSES[422] | {"description": "PyTorch is not installed on the server"},
                         503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}})
-async def start(req: TrainRequest, svc: Services = Depends(services)):
+async def start(req: TrainRequest, request: Request, svc: Services = Depends(services)):
     """Trains an encoder-only transformer on the task of the program's output s-op (layers and heads
     default to the program's analysis) in a worker process at low priority. Jobs run one per two
-    cores, a few wait, more are refused with 429; each has the server's time limit."""
+    cores, a few wait, more are refused with 429; one client may have only its share of them queued or
+    running (429 past it); each has the server's time limit."""
     settings, pool, store, jobs = svc.settings, svc.pool, svc.store, svc.jobs
     if not torch_available():
         raise ApiError(501, "unavailable", "training needs PyTorch on the server: pip install 'rasplay[train]'")
@@ -62,7 +64,7 @@ async def start(req: TrainRequest, svc: Services = Depends(services)):
                                               "compiled with max_len")
         config.setdefault("lr", 1e-5)
         spec["init"] = {"id": req.init_model, "spec": model}
-    checked = orjson.loads(await run_in_pool(pool, "train_check", spec, settings))
+    checked = orjson.loads(await run_in_pool(pool, "train_check", spec, settings, client=client_of(request)))
     if not checked["ok"]:
         raise ApiError(422, "validation", checked["message"])
     if checked["memory"] > settings.train_memory:
@@ -70,7 +72,11 @@ async def start(req: TrainRequest, svc: Services = Depends(services)):
                                      f"is {show_bytes(settings.train_memory)} per job: choose a smaller d_model, "
                                      "batch_size, max_len, or fewer layers or heads")
     try:
-        job = jobs.submit(spec)
+        job = jobs.submit(spec, client_of(request))
+    except ClientFull:
+        raise ApiError(429, "busy", f"you already have {jobs.per_client} training job(s) queued or running (the "
+                                    "limit per client); wait for one to finish or cancel one",
+                       headers={"Retry-After": "30"}) from None
     except QueueFull:
         raise ApiError(429, "busy", f"{jobs.max_queued} training jobs are already waiting; try again later",
                        headers={"Retry-After": "30"}) from None
@@ -112,11 +118,12 @@ async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0,
 
 @router.post("/overlay", response_model=Overlay, responses={**ERROR_RESPONSES, 503: ERROR_RESPONSES[422]},
              summary="Lay attention maps from another tool over the program's selectors")
-async def overlay(req: OverlayRequest, svc: Services = Depends(services)):
+async def overlay(req: OverlayRequest, request: Request, svc: Services = Depends(services)):
     """Scores every head of the imported maps against every selector of the program (mean attention
     mass on the selected keys per query row) and pairs them per layer, as for trained models."""
     check_source(req.source, svc.settings)
-    checked = orjson.loads(await run_in_pool(svc.pool, "overlay", req.model_dump(), svc.settings))
+    checked = orjson.loads(await run_in_pool(svc.pool, "overlay", req.model_dump(), svc.settings,
+                                             client=client_of(request)))
     if not checked["ok"]:
         raise ApiError(422, "validation", checked["message"])
     return checked["overlay"]

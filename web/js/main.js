@@ -145,8 +145,10 @@ async function runNow() {
   }
   if (!embedMode) saveHashSoon();
   if (compileRequested && state.doc && seq === runSeq) {
+    // a link asked for the compiled view: compiling costs the server seconds, so ask first (whoever
+    // made the link chose it, not the visitor)
     compileRequested = false;
-    compileNow();
+    toast("This link shows the program compiled to a transformer.", null, { label: "Compile", run: compileNow });
   }
 }
 

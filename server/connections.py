@@ -1,0 +1,95 @@
+"""The HTTP connections `rasplay serve` accepts (uvicorn's httptools protocol, with three additions):
+
+* a request's headers must arrive within `header_seconds` of the connection opening, or of the first
+  byte of the request (keep-alive): a client sending them slowly, or nothing, is answered 408 and closed,
+  so half-sent requests cannot pile up (the body has its own limit: server/bodies.py);
+* one client address may hold at most `per_client` connections at once; more are answered 429 and
+  closed at once (a class behind one NAT address shares it: raise --client-connections there);
+* the answers uvicorn writes itself (400 for a request that is not HTTP, and these) carry the same
+  security headers as every other answer (server/security.py).
+
+WebSocket is off (`ws="none"` in the uvicorn config): an upgrade request is an ordinary request, which the
+application answers (404) with its headers."""
+from __future__ import annotations
+
+import json
+
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
+from .security import headers_for
+
+_REASONS = {400: "Bad Request", 408: "Request Timeout", 429: "Too Many Requests"}
+
+
+def raw_error(status: int, kind: str, message: str) -> bytes:
+    """A complete HTTP/1.1 error answer (JSON body, security headers, Connection: close)."""
+    body = json.dumps({"error": {"kind": kind, "message": message}}).encode()
+    lines = [f"HTTP/1.1 {status} {_REASONS[status]}", "content-type: application/json",
+             f"content-length: {len(body)}", "connection: close"]
+    lines += [f"{k}: {v}" for k, v in headers_for("/api/")]
+    if status == 429:
+        lines.append("retry-after: 5")
+    return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
+
+
+def protocol(header_seconds: float, per_client: int):
+    """The protocol class for uvicorn.Config(http=...), with these limits."""
+    open_per_client: dict[str, int] = {}
+
+    class RaspProtocol(HttpToolsProtocol):
+        _header_timer = None
+        _counted = None
+
+        def connection_made(self, transport) -> None:
+            super().connection_made(transport)
+            host = self.client[0] if self.client else "unknown"
+            if per_client and open_per_client.get(host, 0) >= per_client:
+                transport.write(raw_error(429, "busy", f"your address already has {per_client} connections open "
+                                                       "(the limit per client); close some first"))
+                transport.close()
+                return
+            open_per_client[host] = open_per_client.get(host, 0) + 1
+            self._counted = host
+            self._await_headers()
+
+        def connection_lost(self, exc) -> None:
+            self._stop_header_timer()
+            if self._counted is not None:
+                left = open_per_client.get(self._counted, 1) - 1
+                if left > 0:
+                    open_per_client[self._counted] = left
+                else:
+                    open_per_client.pop(self._counted, None)
+                self._counted = None
+            super().connection_lost(exc)
+
+        def on_message_begin(self) -> None:
+            super().on_message_begin()
+            self._await_headers()
+
+        def on_headers_complete(self) -> None:
+            self._stop_header_timer()
+            super().on_headers_complete()
+
+        def _await_headers(self) -> None:
+            if header_seconds and self._header_timer is None:
+                self._header_timer = self.loop.call_later(header_seconds, self._headers_late)
+
+        def _stop_header_timer(self) -> None:
+            if self._header_timer is not None:
+                self._header_timer.cancel()
+                self._header_timer = None
+
+        def _headers_late(self) -> None:
+            self._header_timer = None
+            if not self.transport.is_closing():
+                self.transport.write(raw_error(408, "timeout", f"the request's headers did not arrive within "
+                                                               f"{header_seconds:g} s"))
+                self.transport.close()
+
+        def send_400_response(self, msg: str) -> None:
+            self._stop_header_timer()
+            self.transport.write(raw_error(400, "bad_request", msg))
+            self.transport.close()
+
+    return RaspProtocol
