@@ -351,3 +351,61 @@ class CheckResult(BaseModel):
     budget: Optional[BudgetUse] = None
     diagnostics: list[Diagnostic]
     elapsed_ms: float
+
+
+class ProvenanceRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"source": "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);",
+         "input": "hello", "name": "reverse", "position": 0}]})
+
+    source: str = Field(description="the RASP program")
+    input: Union[str, list[Token]] = Field(description="one input: a string (one token per character) or a list "
+                                                       "of tokens; with input_format 'json', a string holding a "
+                                                       "JSON list")
+    input_format: Optional[Literal["str", "json"]] = None
+    name: Optional[str] = Field(None, description="the s-op whose value is asked about (or give `node`)")
+    node: Optional[int] = Field(None, description="a graph node id (from the evaluation document's analysis)")
+    position: int = Field(ge=0, description="the position of the value (0-based)")
+
+
+class ProvenanceRead(BaseModel):
+    query: int
+    keys: list[int] = Field(description="the keys this query row selected: the cells it read (empty: default)")
+
+
+class ProvenanceHead(BaseModel):
+    node: int = Field(description="the aggregate or selector_width")
+    name: str
+    layer: int
+    head: Optional[int]
+    selector: int
+    reads: list[ProvenanceRead]
+
+
+class ProvenanceSop(BaseModel):
+    node: int
+    name: str
+    kind: str
+    layer: int
+    positions: list[int] = Field(description="positions of this s-op on the path")
+
+
+class ProvenanceSelector(BaseModel):
+    node: int
+    layer: int
+    cells: list[list[int]] = Field(description="[query, key] cells used")
+
+
+class Provenance(BaseModel):
+    node: int
+    name: str
+    position: int
+    layer: int
+    heads: list[ProvenanceHead] = Field(description="attention on the path: which keys each query read")
+    sops: list[ProvenanceSop] = Field(description="every s-op cell on the path, the value itself included")
+    selectors: list[ProvenanceSelector]
+    mlps: list[int] = Field(description="layers whose MLP computed an op on the path (0: from the input alone)")
+
+
+class ProvenanceDocument(BaseModel):
+    provenance: Provenance
