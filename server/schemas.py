@@ -97,7 +97,9 @@ class Head(BaseModel):
     slot: int
     selector: int = Field(description="graph node id of the selector")
     name: str
+    display: str = Field(description="the text the diagram shows for this head: its selector's name or a short generated one, never the same as another head's")
     label: str
+    expression: str = Field(description="the selector's full source text (label may be shortened)")
     ops: list[int] = Field(description="graph node ids of the aggregates / selector_widths using this head")
 
 
