@@ -23,80 +23,85 @@ from .program import ATTENTION_KINDS, Node, Selector
 SELECTOR_PARTS = {"select_and": ("left", "right"), "select_or": ("left", "right"), "select_not": ("inner",)}
 
 
-def trace_provenance(nodes: list[Node], matrices: dict[int, np.ndarray], target: int, position: int,
-                     n: int) -> tuple[dict[int, np.ndarray], dict[int, np.ndarray]]:
+def trace_provenance(nodes: list[Node], matrices: dict[int, np.ndarray], layer_of: dict[int, int], target: int,
+                     position: int, n: int) -> tuple[dict[int, dict[int, np.ndarray]], dict[int, dict[int, np.ndarray]]]:
     """`nodes` topologically ordered and closed under dependencies; `matrices[id]` the (query, key) 0/1
-    matrix of every selector on this input (length `n`). Returns (positions, cells): per s-op node on the
-    path, the boolean mask of positions read; per selector node, the boolean (query, key) mask of cells
-    used (for an attention node: its rows are the queries asked, its columns the keys read)."""
-    positions: dict[int, np.ndarray] = {target: np.zeros(n, bool)}
-    positions[target][position] = True
-    cells: dict[int, np.ndarray] = {}
+    matrix of every selector on this input (length `n`); `layer_of[id]` every node's layer. Returns
+    (positions, cells): per s-op node on the path, per layer of the head or MLP that read it, the boolean
+    mask of positions read (the value itself: read at its own layer); per selector node, per layer of the
+    head that used it, the boolean (query, key) mask of cells used (for an attention node: its rows are the
+    queries asked, its columns the keys read)."""
+    positions: dict[int, dict[int, np.ndarray]] = {}
+    cells: dict[int, dict[int, np.ndarray]] = {}
 
-    def need(node_id: int, mask: np.ndarray) -> None:
+    def mark(table, node_id: int, layer: int, mask: np.ndarray) -> None:
         if mask.any():
-            positions[node_id] = positions.get(node_id, np.zeros(n, bool)) | mask
+            row = table.setdefault(node_id, {})
+            row[layer] = row[layer] | mask if layer in row else mask.copy()
 
-    def use(node_id: int, mask: np.ndarray) -> None:
-        if mask.any():
-            cells[node_id] = cells.get(node_id, np.zeros((n, n), bool)) | mask
-
+    start = np.zeros(n, bool)
+    start[position] = True
+    mark(positions, target, layer_of[target], start)
     for node in reversed(nodes):            # users before what they read
         if isinstance(node, Selector):
-            used = cells.get(node.id)
-            if used is None:
-                continue
-            if node.kind == "select":
-                need(node.queries.id, used.any(axis=1))
-                need(node.keys.id, used.any(axis=0))
-            else:
+            for layer, used in cells.get(node.id, {}).items():
+                if node.kind == "select":
+                    mark(positions, node.queries.id, layer, used.any(axis=1))
+                    mark(positions, node.keys.id, layer, used.any(axis=0))
+                    continue
                 for part in SELECTOR_PARTS[node.kind]:
                     # `and`: both parts selected every used cell; `or`: a part counts where it selected;
                     # `not`: its part decided every cell (there by not selecting it)
                     child = getattr(node, part)
                     own = matrices[child.id].astype(bool)
-                    use(child.id, used & own if node.kind == "select_or" else used)
+                    mark(cells, child.id, layer, used & own if node.kind == "select_or" else used)
             continue
-        asked = positions.get(node.id)
-        if asked is None or not asked.any():
+        if node.id not in positions:
             continue
+        asked = np.logical_or.reduce(list(positions[node.id].values()))
+        layer = layer_of[node.id]
         if node.kind in ATTENTION_KINDS:
             read = matrices[node.selector.id].astype(bool) & asked[:, None]
-            use(node.selector.id, read)
+            mark(cells, node.selector.id, layer, read)
             if node.kind == "aggregate":
-                need(node.sop.id, read.any(axis=0))
+                mark(positions, node.sop.id, layer, read.any(axis=0))
         elif node.kind in ("map", "sequencemap"):
             for _, child in node.children():
-                need(child.id, asked)
+                mark(positions, child.id, layer, asked)
     return positions, cells
 
 
 def provenance_document(interp, nodes: list[Node], place: dict[int, tuple[int, int | None]],
                         matrices: dict[int, np.ndarray], target: int, position: int, n: int) -> dict:
-    """The JSON form: per layer, the heads (with the query rows and the keys each read) and the MLP ops
-    on the path; and every s-op cell on the path (`cells`: node id -> positions)."""
-    positions, cells = trace_provenance(nodes, matrices, target, position, n)
+    """The JSON form: the heads on the path (with the query rows and the keys each read), every s-op on
+    the path with the positions read, per layer of the head or MLP that read them (`reads`), the selectors'
+    cells used, and the layers whose MLP computed an op on the path. A page stepping back one layer at a
+    time shows, at layer L, the heads and MLPs of layers >= L and the cells they read."""
+    layer_of = {node.id: place[node.id][0] for node in nodes}
+    positions, cells = trace_provenance(nodes, matrices, layer_of, target, position, n)
+    union = {i: np.logical_or.reduce(list(by_layer.values())) for i, by_layer in positions.items()}
     by_id = {node.id: node for node in nodes}
     heads, sops = [], []
     for node in nodes:
-        if node.kind in ATTENTION_KINDS and node.id in positions:
-            read = matrices[node.selector.id].astype(bool) & positions[node.id][:, None]
+        if node.kind in ATTENTION_KINDS and node.id in union:
+            read = matrices[node.selector.id].astype(bool) & union[node.id][:, None]
             layer, head = place[node.id]
             heads.append({
                 "node": node.id, "name": interp.display_name(node), "layer": layer, "head": head,
                 "selector": node.selector.id,
                 "reads": [{"query": int(q), "keys": np.flatnonzero(read[q]).tolist()}
-                          for q in np.flatnonzero(positions[node.id])],
+                          for q in np.flatnonzero(union[node.id])],
             })
-        if not isinstance(node, Selector) and node.kind != "constant" and node.id in positions:
-            layer, _ = place[node.id]
-            sops.append({"node": node.id, "name": interp.display_name(node), "kind": node.kind, "layer": layer,
-                         "positions": np.flatnonzero(positions[node.id]).tolist()})
-    selectors = [{"node": i, "layer": place[i][0], "cells": np.argwhere(m).tolist()}
-                 for i, m in cells.items() if i in by_id]
-    layer, _ = place[target]
-    return {"node": target, "name": interp.display_name(by_id[target]), "position": position, "layer": layer,
-            "heads": heads, "sops": sops, "selectors": selectors,
+        if not isinstance(node, Selector) and node.kind != "constant" and node.id in union:
+            sops.append({"node": node.id, "name": interp.display_name(node), "kind": node.kind,
+                         "layer": layer_of[node.id], "positions": np.flatnonzero(union[node.id]).tolist(),
+                         "reads": [{"layer": layer, "positions": np.flatnonzero(mask).tolist()}
+                                   for layer, mask in sorted(positions[node.id].items(), reverse=True)]})
+    selectors = [{"node": i, "layer": layer_of[i],
+                  "cells": np.argwhere(np.logical_or.reduce(list(by_layer.values()))).tolist()}
+                 for i, by_layer in cells.items() if i in by_id]
+    return {"node": target, "name": interp.display_name(by_id[target]), "position": position,
+            "layer": layer_of[target], "heads": heads, "sops": sops, "selectors": selectors,
             "mlps": sorted({s["layer"] for s in sops if s["kind"] in ("map", "sequencemap")})}
 
 

@@ -384,12 +384,19 @@ class ProvenanceHead(BaseModel):
     reads: list[ProvenanceRead]
 
 
+class ProvenanceLayerRead(BaseModel):
+    layer: int
+    positions: list[int]
+
+
 class ProvenanceSop(BaseModel):
     node: int
     name: str
     kind: str
     layer: int
     positions: list[int] = Field(description="positions of this s-op on the path")
+    reads: list[ProvenanceLayerRead] = Field(description="per layer of the head or MLP that read this s-op "
+                                                         "(the value itself: its own layer), the positions read")
 
 
 class ProvenanceSelector(BaseModel):

@@ -32,6 +32,9 @@ def test_hand_computed_case():
     assert sops["w"]["positions"] == [0, 1]
     assert sops["tokens"]["positions"] == [0, 1, 2]      # 2 for total itself; 0, 1, 2 compared by `same`
     assert sops["indices"]["positions"] == [0, 1, 2]     # query 2 and keys 0, 1 of `before`
+    # per layer of the reader: layer 2 (the MLP of `total`) read tokens at 2; layer 1 (`same`) all three
+    assert sops["tokens"]["reads"] == [{"layer": 2, "positions": [2]}, {"layer": 1, "positions": [0, 1, 2]}]
+    assert sops["w"]["reads"] == [{"layer": 2, "positions": [0, 1]}]
     cells = {e["node"]: e["cells"] for e in doc["selectors"]}
     assert cells[heads["s"]["selector"]] == [[2, 0], [2, 1]]
     assert cells[heads["w"]["selector"]] == [[0, 0], [0, 2], [1, 1]]

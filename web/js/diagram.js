@@ -185,11 +185,22 @@ function provisional(units) {
   return { width, height: y, boxes, edges: [] };
 }
 
+// Puts a box's group at (x, y): every element in it keeps absolute coordinates (no transform), so the
+// SVG's geometry reads directly (exports and tests); each element's offset within the box is kept.
+function moveTo(g, x, y) {
+  for (const node of g.querySelectorAll("[x], [y]")) {
+    if (node.dataset.dx === undefined) Object.assign(node.dataset, { dx: node.getAttribute("x") || "0", dy: node.getAttribute("y") || "0" });
+    node.setAttribute("x", String(x + Number(node.dataset.dx)));
+    node.setAttribute("y", String(y + Number(node.dataset.dy)));
+  }
+  Object.assign(g.dataset, { x: String(x), y: String(y) });
+}
+
 function place(svgRoot, root, groups, units, layout, presentLayer, layers) {
   const rows = new Map();   // row -> {top, bottom}
   for (const u of units) {
     const b = layout.boxes.get(u.id);
-    groups.get(u.id).setAttribute("transform", `translate(${LABEL_W + b.x},${b.y})`);
+    moveTo(groups.get(u.id), LABEL_W + b.x, b.y);
     const r = rows.get(u.row) || { top: Infinity, bottom: -Infinity };
     rows.set(u.row, { top: Math.min(r.top, b.y), bottom: Math.max(r.bottom, b.y + b.h) });
   }
@@ -246,7 +257,7 @@ export function fitDiagram(container) {
   const natW = Number(root.dataset.naturalWidth), natH = Number(root.dataset.naturalHeight);
   if (!natW || !natH) return;
   const avail = Math.max(120, container.clientWidth - 2);
-  const w = Math.min(natW, avail) * zoom;
+  const w = Math.min(natW, avail) * zoom;   // the panel's width at most: scaled down, never up (zoom enlarges)
   root.setAttribute("width", String(Math.round(w)));
   root.setAttribute("height", String(Math.round(w * natH / natW)));
   container.dataset.zoom = String(zoom);
@@ -309,5 +320,9 @@ export function renderDiagram(container, totals, doc, { onSelectHead, selectedSe
     content.querySelectorAll(".bands, .edges, defs").forEach((n) => n.remove());
     draw(result, "elk");
     container.dispatchEvent(new CustomEvent("diagram-laid-out"));
+  }, (e) => {   // the boxes stay in their rows, without edges, and the panel says why
+    if (seq !== renderSeq) return;
+    container.dataset.layout = "failed";
+    totals.textContent += ` · the layout engine failed (${e.message}): edges not drawn`;
   });
 }
