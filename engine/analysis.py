@@ -42,7 +42,8 @@ def expression(interp: Interpretation, node: Node) -> str:
 
 def own_name(interp: Interpretation, node: Node) -> str | None:
     names = interp.node_names.get(node.id)
-    return names[0] if names else interp.local_names.get(node.id)
+    name = names[0] if names else interp.local_names.get(node.id)
+    return name.replace("…", "...") if name else None   # `f(…)`: what a call returned (its arguments elided)
 
 
 def short_name(interp: Interpretation, node: Node) -> str | None:
@@ -71,18 +72,28 @@ def short_name(interp: Interpretation, node: Node) -> str | None:
 
 def display_names(interp: Interpretation, heads: list[list[dict]]) -> None:
     """Give every head a `display` text that no other head shows: its selector's name (or a short
-    generated one, else `L<layer> head <slot>`), with the layer, then the selector id, added where
-    two heads would otherwise read the same."""
+    generated one, else `L<layer> head <slot>`); where two heads would read the same, the layer is added
+    (`s (L2)`), or the selector id where they share a layer too (`s #9`)."""
     flat = [h for row in heads for h in row]
+    groups: dict[str, list[dict]] = {}
     for h in flat:
-        h["display"] = short_name(interp, interp.graph.nodes[h["selector"]]) or f"L{h['layer']} head {h['slot']}"
-    for suffix in (lambda h: f" (L{h['layer']})", lambda h: f" #{h['selector']}"):
-        counts: dict[str, int] = {}
-        for h in flat:
-            counts[h["display"]] = counts.get(h["display"], 0) + 1
-        for h in flat:
-            if counts[h["display"]] > 1:
-                h["display"] += suffix(h)
+        text = short_name(interp, interp.graph.nodes[h["selector"]]) or f"L{h['layer']} head {h['slot']}"
+        groups.setdefault(text, []).append(h)
+    for text, group in groups.items():
+        layers = [h["layer"] for h in group]
+        for h in group:
+            if len(group) == 1:
+                h["display"] = text
+            elif layers.count(h["layer"]) == 1:
+                h["display"] = f"{text} (L{h['layer']})"
+            else:
+                h["display"] = f"{text} #{h['selector']}"
+    seen: dict[str, int] = {}
+    for h in flat:   # a suffixed text that is another head's own name (`s (L2)` named so): the slot decides
+        seen[h["display"]] = seen.get(h["display"], 0) + 1
+    for h in flat:
+        if seen[h["display"]] > 1:
+            h["display"] += f" [L{h['layer']}.{h['slot']}]"
 
 
 def analyze_nodes(interp: Interpretation, roots: list[Node]) -> dict:
