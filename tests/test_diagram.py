@@ -86,6 +86,22 @@ def test_diagram_geometry_on_real_programs_and_a_wide_one(browser, live_server, 
         g.close()
 
 
+def test_a_head_shows_its_full_expression_on_focus(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    load_example(page, "dyck2")
+    heads = page.evaluate("window.rasplay.state.doc.analysis.heads.flat()")
+    unnamed = next(h for h in heads if h["display"].startswith("L2 head"))
+    box = f"#diagram .head-box[data-selector='{unnamed['selector']}']"
+    assert page.text_content(f"{box} text") == unnamed["display"]
+    page.focus(box)
+    tip = page.locator("#diagram .diagram-tip")
+    assert tip.is_visible() and unnamed["expression"] in tip.inner_text()
+    assert unnamed["expression"] in page.get_attribute(box, "aria-label")
+    page.focus("#diagram button[data-zoom='fit']")
+    assert tip.is_hidden()
+
+
 def test_the_diagram_scales_down_in_a_narrow_panel(browser, live_server):
     g = Guarded(browser)
     try:

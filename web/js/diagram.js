@@ -127,6 +127,29 @@ function model(doc) {
   return { units, edges };
 }
 
+// The full expression of a head, shown under its box while it has the focus or the pointer (the SVG
+// <title> alone shows only on hover, after a delay).
+function showTip(g, text) {
+  const container = g.closest(".diagram");
+  if (!container) return;
+  let tip = container.querySelector(".diagram-tip");
+  if (!tip) {
+    tip = document.createElement("div");
+    tip.className = "diagram-tip";
+    tip.setAttribute("role", "tooltip");
+    container.append(tip);
+  }
+  tip.textContent = text;
+  const box = g.querySelector("rect.frame").getBoundingClientRect(), outer = container.getBoundingClientRect();
+  tip.style.left = `${Math.max(0, box.left - outer.left + container.scrollLeft)}px`;
+  tip.style.top = `${box.bottom - outer.top + container.scrollTop + 4}px`;
+  tip.hidden = false;
+}
+
+function hideTip() {
+  document.querySelectorAll(".diagram-tip").forEach((tip) => { tip.hidden = true; });
+}
+
 // Draws each unit's box content in a group at (0, 0); measures it (the SVG must be in the document)
 // and records the box size on the unit.
 function drawUnits(root, units, doc, { onSelectHead, selectedSelector }) {
@@ -149,6 +172,10 @@ function drawUnits(root, units, doc, { onSelectHead, selectedSelector }) {
       g.setAttribute("role", "button");
       g.setAttribute("aria-label", `layer ${u.row} head ${head.slot}: ${head.display || head.name}, ${head.expression || head.label}`);
       if (head.selector === selectedSelector) g.classList.add("selected");
+      g.addEventListener("focus", () => showTip(g, u.title));
+      g.addEventListener("mouseenter", () => showTip(g, u.title));
+      g.addEventListener("blur", hideTip);
+      g.addEventListener("mouseleave", () => { if (document.activeElement !== g) hideTip(); });
       const activate = () => onSelectHead(head.selector);
       g.addEventListener("click", activate);
       g.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); activate(); } });
