@@ -11,7 +11,10 @@ import { layoutDiagram } from "./layout.js";
 const NS = "http://www.w3.org/2000/svg";
 const PAD = 8, LINE = 15, THUMB = 34, LABEL_W = 64, MIN_W = 96, WRAP = 34;
 
-const layouts = new WeakMap();   // doc -> {key, result} (a re-render for a new selection reuses the layout)
+// Layouts by content (the boxes' ids and sizes, the edges): a re-render for a new selection, a new input or
+// the same program run again reuses its layout at once; a new program is laid out anew.
+const layouts = new Map();
+const LAYOUTS_KEPT = 32;
 let zoom = 1;
 let renderSeq = 0;
 
@@ -330,19 +333,20 @@ export function renderDiagram(container, totals, doc, { onSelectHead, selectedSe
     new ResizeObserver(() => fitDiagram(container)).observe(container);
   }
   const key = JSON.stringify(units.map((u) => [u.id, u.w, u.h])) + JSON.stringify(edges);
-  const cached = layouts.get(doc);
+  const cached = layouts.get(key);
   const draw = (layout, engine) => {
     place(root, content, groups, units, layout, presentLayer, a.layers);
     fitDiagram(container);
     container.dataset.layout = engine;
   };
-  if (cached && cached.key === key) {
-    draw(cached.result, "elk");
+  if (cached) {
+    draw(cached, "elk");
     return Promise.resolve();
   }
   draw(provisional(units), "provisional");
   return layoutDiagram(units, edges).then((result) => {
-    layouts.set(doc, { key, result });
+    layouts.set(key, result);
+    if (layouts.size > LAYOUTS_KEPT) layouts.delete(layouts.keys().next().value);
     if (seq !== renderSeq || !container.contains(root)) return;
     content.querySelectorAll(".bands, .edges, defs").forEach((n) => n.remove());
     draw(result, "elk");
