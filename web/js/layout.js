@@ -7,7 +7,7 @@
 let kernel = null;
 
 function elk() {
-  kernel = kernel || import("../vendor/elk.bundle.js").then((m) => new m.default());
+  kernel = kernel || import("./elk.js").then((m) => new m.default());
   return kernel;
 }
 
