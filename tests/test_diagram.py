@@ -268,6 +268,18 @@ def test_all_heads_grid_opens_a_head_and_compares_two_inputs(guarded, live_serve
     page.screenshot(path=ARTIFACTS / "diagram-head-grid.png", full_page=True)
 
 
+def test_a_value_is_traced_from_the_keyboard(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    assert page.locator(".values-table td[data-pos][tabindex='0']").count() == 1   # one tab stop for all values
+    page.focus(".values-table td[data-pos][tabindex='0']")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowRight")
+    page.keyboard.press("Enter")
+    page.wait_for_function("() => document.getElementById('values').dataset.provenance === 'reverse:1'")
+    assert page.locator(".values-table tr[data-name='reverse'] td.prov-origin").get_attribute("data-pos") == "1"
+
+
 def test_provenance_view_exports_to_svg_and_png(guarded, live_server, tmp_path):
     page = guarded.page()
     open_app(page, live_server.url)

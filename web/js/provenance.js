@@ -90,12 +90,14 @@ function summaryLines(v) {
 function highlightValues(v) {
   const table = $("values").querySelector(".values-table");
   if (!table) return;
+  let first = true;
   for (const tr of table.querySelectorAll("tbody tr[data-name]")) {
     const cells = [...tr.querySelectorAll("td:not(.layer):not(.err)")];
     const on = v && v.cells.get(tr.dataset.name);
     cells.forEach((td, i) => {
       td.dataset.pos = String(i);
-      td.tabIndex = 0;
+      td.tabIndex = first ? 0 : -1;   // one tab stop for the table's values; arrow keys move between them
+      first = false;
       td.classList.toggle("prov-read", Boolean(on && on.has(i)));
       td.classList.toggle("prov-origin", Boolean(current && current.prov && tr.dataset.name === current.name && i === current.position));
     });
@@ -268,8 +270,20 @@ export function initProvenance({ openSelector, toast, showLayer = () => {} }) {
     if (td) pick(td);
   });
   values.addEventListener("keydown", (e) => {
-    const td = e.target.closest("td");
-    if (td && (e.key === "Enter" || e.key === " ")) { e.preventDefault(); pick(td); }
+    const td = e.target.closest("td[data-pos]");
+    if (!td) return;
+    if (e.key === "Enter" || e.key === " ") { e.preventDefault(); pick(td); return; }
+    const moves = { ArrowLeft: [0, -1], ArrowRight: [0, 1], ArrowUp: [-1, 0], ArrowDown: [1, 0] };
+    if (!moves[e.key]) return;
+    e.preventDefault();
+    const rows = [...values.querySelectorAll("tbody tr[data-name]")].filter((tr) => tr.querySelector("td[data-pos]"));
+    const r = rows.indexOf(td.closest("tr")) + moves[e.key][0];
+    const row = rows[Math.max(0, Math.min(rows.length - 1, r))];
+    const cells = row.querySelectorAll("td[data-pos]");
+    const next = cells[Math.max(0, Math.min(cells.length - 1, Number(td.dataset.pos) + moves[e.key][1]))];
+    td.tabIndex = -1;
+    next.tabIndex = 0;
+    next.focus();
   });
   $("diagram").addEventListener("diagram-laid-out", () => highlightDiagram(current && current.prov ? visible() : null));
   new MutationObserver(() => highlightHeatmap()).observe($("heatmap-plot"), { attributes: true, attributeFilter: ["data-drawn"] });
