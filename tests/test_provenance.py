@@ -81,3 +81,37 @@ def test_provenance_route(api):
     assert bad.status_code == 422 and bad.json()["error"]["kind"] == "position"
     both = api.post("/api/v1/provenance", json={"source": PROGRAM, "input": "ab", "position": 0})
     assert both.status_code == 422 and both.json()["error"]["kind"] == "validation"
+
+
+# ------------------------------------------------------------------ against an independent walk, on any input
+
+from pathlib import Path  # noqa: E402
+
+from hypothesis import given, strategies as st  # noqa: E402
+
+from provenance_reference import reference_provenance  # noqa: E402
+from rasplay import engine  # noqa: E402
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+PROGRAMS = {name: (EXAMPLES / f"{name}.rasp").read_text() for name in ("dyck2", "sort_unique", "most_frequent")}
+ALPHABETS = {"dyck2": "(){}", "sort_unique": "abcdefgh", "most_frequent": "abc"}
+
+
+@given(data=st.data(), name=st.sampled_from(sorted(PROGRAMS)))
+def test_engine_provenance_equals_the_reference_walk(data, name):
+    source = PROGRAMS[name]
+    alphabet = ALPHABETS[name]
+    text = data.draw(st.text(alphabet, min_size=1, max_size=8), label="input")
+    if name == "sort_unique":   # its tokens must be distinct
+        text = "".join(dict.fromkeys(text))
+    doc = engine.evaluate(source, [text], trace=0)
+    nodes = {n["id"]: n for n in doc["analysis"]["graph"]["nodes"]}
+    sops = [n for n in doc["results"] if doc["results"][n]["kind"] == "sop" and doc["results"][n]["errors"] == [None]]
+    target = data.draw(st.sampled_from(sops), label="s-op")
+    position = data.draw(st.integers(0, len(text) - 1), label="position")
+    answer = provenance(source, text, position, name=target)["provenance"]
+    cells, used = reference_provenance(doc, answer["node"], position)
+    engine_cells = {(s["node"], p) for s in answer["sops"] for p in s["positions"]}
+    assert engine_cells == {(n, p) for n, p in cells if nodes[n]["kind"] != "constant"}
+    engine_used = {(s["node"], q, k) for s in answer["selectors"] for q, k in s["cells"]}
+    assert engine_used == used
