@@ -222,7 +222,7 @@ function renderChips(selectorId) {
     chips.push(button);
   };
   for (const [name, r] of Object.entries(doc.results)) if (r.kind === "selector") add(resolve(doc, name), name);
-  for (const head of doc.analysis.heads.flat()) add(head.selector, head.name);
+  for (const head of doc.analysis.heads.flat()) add(head.selector, head.display || head.name);
   $("selector-chips").replaceChildren(...chips);
 }
 
