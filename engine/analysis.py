@@ -29,6 +29,73 @@ def depths(nodes: list[Node]) -> dict[int, int]:
     return d
 
 
+SHORT = 18   # characters: a generated head name built from parts at most this long
+
+
+def expression(interp: Interpretation, node: Node) -> str:
+    """The node's full source text (its label may be shortened), else its description."""
+    span = node.span
+    if span is not None and span.source in interp.sources:
+        return " ".join(span.text(interp.sources[span.source]).split())
+    return node.label or node.describe()
+
+
+def own_name(interp: Interpretation, node: Node) -> str | None:
+    names = interp.node_names.get(node.id)
+    name = names[0] if names else interp.local_names.get(node.id)
+    return name.replace("…", "...") if name else None   # `f(…)`: what a call returned (its arguments elided)
+
+
+def short_name(interp: Interpretation, node: Node) -> str | None:
+    """A node's own name; for an unnamed selector one generated from its parts' names (`keys op queries`,
+    `a and b`, `not a`) when that stays short; None otherwise (its label is the full expression)."""
+    name = own_name(interp, node)
+    if name is not None:
+        return name
+    if node.kind in ("tokens", "indices"):
+        return node.kind
+    if node.kind == "constant":
+        text = node.describe()
+        return text if len(text) <= SHORT else None
+    parts = None
+    if node.kind == "select":
+        k, q = short_name(interp, node.keys), short_name(interp, node.queries)
+        parts = k and q and f"{k} {node.predicate} {q}"
+    elif node.kind in ("select_and", "select_or"):
+        a, b = short_name(interp, node.left), short_name(interp, node.right)
+        parts = a and b and f"({a}) {node.kind[7:]} ({b})"
+    elif node.kind == "select_not":
+        a = short_name(interp, node.inner)
+        parts = a and f"not ({a})"
+    return parts if parts and len(parts) <= 2 * SHORT else None
+
+
+def display_names(interp: Interpretation, heads: list[list[dict]]) -> None:
+    """Give every head a `display` text that no other head shows: its selector's name (or a short
+    generated one, else `L<layer> head <slot>`); where two heads would read the same, the layer is added
+    (`s (L2)`), or the selector id where they share a layer too (`s #9`)."""
+    flat = [h for row in heads for h in row]
+    groups: dict[str, list[dict]] = {}
+    for h in flat:
+        text = short_name(interp, interp.graph.nodes[h["selector"]]) or f"L{h['layer']} head {h['slot']}"
+        groups.setdefault(text, []).append(h)
+    for text, group in groups.items():
+        layers = [h["layer"] for h in group]
+        for h in group:
+            if len(group) == 1:
+                h["display"] = text
+            elif layers.count(h["layer"]) == 1:
+                h["display"] = f"{text} (L{h['layer']})"
+            else:
+                h["display"] = f"{text} #{h['selector']}"
+    seen: dict[str, int] = {}
+    for h in flat:   # a suffixed text that is another head's own name (`s (L2)` named so): the slot decides
+        seen[h["display"]] = seen.get(h["display"], 0) + 1
+    for h in flat:
+        if seen[h["display"]] > 1:
+            h["display"] += f" [L{h['layer']}.{h['slot']}]"
+
+
 def analyze_nodes(interp: Interpretation, roots: list[Node]) -> dict:
     """Layers, heads and MLPs of everything `roots` need, and the dependency graph."""
     nodes = interp.graph.ancestors(roots)
@@ -48,10 +115,13 @@ def analyze_nodes(interp: Interpretation, roots: list[Node]) -> dict:
                 heads[layer - 1].append({
                     "layer": layer, "slot": head_of[key], "selector": n.selector.id,
                     "name": interp.display_name(n.selector), "label": n.selector.label or n.selector.describe(),
+                    "expression": expression(interp, n.selector),
                     "ops": [],
                 })
             node_head[n.id] = head_of[key]
             heads[layer - 1][head_of[key]]["ops"].append(n.id)
+
+    display_names(interp, heads)
 
     selector_place: dict[int, tuple[int, int | None]] = {}
     for (layer, sel_id), slot in sorted(head_of.items()):

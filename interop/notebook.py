@@ -12,14 +12,17 @@ from importlib import resources
 from pathlib import Path
 
 # The page modules the widget uses (api.js is replaced by an offline one in widget.js).
-PAGE_MODULES = ("values.js", "docmodel.js", "diagram.js", "heatmap.js", "plotly.js", "compile.js", "forms.js",
-                "state.js", "train.js")
+PAGE_MODULES = ("values.js", "docmodel.js", "diagram.js", "layout.js", "heatmap.js", "plotly.js", "compile.js",
+                "forms.js", "state.js", "train.js")
 
 
 @lru_cache(maxsize=1)
 def page_modules() -> dict[str, str]:
-    js = resources.files("rasplay.web").joinpath("js")
-    return {name: js.joinpath(name).read_text(encoding="utf-8") for name in PAGE_MODULES}
+    web = resources.files("rasplay.web")
+    modules = {name: web.joinpath("js", name).read_text(encoding="utf-8") for name in PAGE_MODULES}
+    # the diagram's layout engine: on the page, js/elk.js re-exports the vendored bundle; here the bundle is it
+    modules["elk.js"] = web.joinpath("vendor", "elk.bundle.js").read_text(encoding="utf-8")
+    return modules
 
 
 @lru_cache(maxsize=1)

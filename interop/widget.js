@@ -5,7 +5,7 @@
 // (compile summary and run, overlay of trained attention), so nothing here needs a server or a network.
 // Text reaches the DOM only through the page modules and textContent.
 
-const IMPORT = /(\bfrom\s*|\bimport\s*)(["'])\.\/([\w.-]+\.js)\2/g;
+const IMPORT = /(\bfrom\s*|\bimport\s*\(?\s*)(["'])\.\/([\w.-]+\.js)\2/g;   // static and import("./x.js")
 
 function apiModule(data) {
   const literal = JSON.stringify(JSON.stringify({ compiled: data.compiled || null, overlay: data.overlay || null }));

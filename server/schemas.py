@@ -98,7 +98,9 @@ class Head(BaseModel):
     slot: int
     selector: int = Field(description="graph node id of the selector")
     name: str
+    display: str = Field(description="the text the diagram shows for this head: its selector's name or a short generated one, never the same as another head's")
     label: str
+    expression: str = Field(description="the selector's full source text (label may be shortened)")
     ops: list[int] = Field(description="graph node ids of the aggregates / selector_widths using this head")
 
 
@@ -365,3 +367,68 @@ class CheckResult(BaseModel):
     budget: Optional[BudgetUse] = None
     diagnostics: list[Diagnostic]
     elapsed_ms: float
+
+
+class ProvenanceRequest(BaseModel):
+    model_config = ConfigDict(json_schema_extra={"examples": [
+        {"source": "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);",
+         "input": "hello", "name": "reverse", "position": 0}]})
+
+    source: str = Field(description="the RASP program")
+    input: Union[str, list[Token]] = Field(description="one input: a string (one token per character) or a list "
+                                                       "of tokens; with input_format 'json', a string holding a "
+                                                       "JSON list")
+    input_format: Optional[Literal["str", "json"]] = None
+    name: Optional[str] = Field(None, description="the s-op whose value is asked about (or give `node`)")
+    node: Optional[int] = Field(None, description="a graph node id (from the evaluation document's analysis)")
+    position: int = Field(ge=0, description="the position of the value (0-based)")
+
+
+class ProvenanceRead(BaseModel):
+    query: int
+    keys: list[int] = Field(description="the keys this query row selected: the cells it read (empty: default)")
+
+
+class ProvenanceHead(BaseModel):
+    node: int = Field(description="the aggregate or selector_width")
+    name: str
+    layer: int
+    head: Optional[int]
+    selector: int
+    reads: list[ProvenanceRead]
+
+
+class ProvenanceLayerRead(BaseModel):
+    layer: int
+    positions: list[int]
+
+
+class ProvenanceSop(BaseModel):
+    node: int
+    name: str
+    kind: str
+    layer: int
+    positions: list[int] = Field(description="positions of this s-op on the path")
+    reads: list[ProvenanceLayerRead] = Field(description="per layer of the head or MLP that read this s-op "
+                                                         "(the value itself: its own layer), the positions read")
+
+
+class ProvenanceSelector(BaseModel):
+    node: int
+    layer: int
+    cells: list[list[int]] = Field(description="[query, key] cells used")
+
+
+class Provenance(BaseModel):
+    node: int
+    name: str
+    position: int
+    layer: int
+    heads: list[ProvenanceHead] = Field(description="attention on the path: which keys each query read")
+    sops: list[ProvenanceSop] = Field(description="every s-op cell on the path, the value itself included")
+    selectors: list[ProvenanceSelector]
+    mlps: list[int] = Field(description="layers whose MLP computed an op on the path (0: from the input alone)")
+
+
+class ProvenanceDocument(BaseModel):
+    provenance: Provenance

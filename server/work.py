@@ -143,3 +143,10 @@ KINDS["model_run"] = _compiler_work(lambda model, p: {"ok": True, "run": model.r
                                                                                      beta=p.get("beta"))})
 KINDS["model_soft"] = _compiler_work(lambda model, p: {"ok": True, "study": model.soft_study(**p.get("options", {}))})
 KINDS["model_npz"] = _compiler_work(_npz)
+
+
+@kind("provenance")
+def provenance(payload: dict) -> bytes:
+    from rasplay.engine.provenance import provenance as trace
+
+    return orjson.dumps(trace(**_engine_limits(payload)))

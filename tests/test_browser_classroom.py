@@ -68,10 +68,12 @@ def set_input(page, text: str, index: int = 0):
 
 def load_example(page, example_id: str):
     before = runs(page)
+    address = page.evaluate("location.hash")
     page.click("#examples-btn")
     page.click(f"[data-example='{example_id}']")
     page.wait_for_function(f"() => Number(document.body.dataset.runs || 0) > {before}", timeout=20000)
-    page.wait_for_function("() => location.hash.startsWith('#v1=')")
+    # the example's own address is pushed after its run (its toast, with Undo, comes with it)
+    page.wait_for_function("(before) => location.hash.startsWith('#v1=') && location.hash !== before", arg=address)
 
 
 def editor_text(page) -> str:

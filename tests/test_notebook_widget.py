@@ -47,7 +47,8 @@ def render(browser, served, widget, name="view.html"):
 def test_widget_is_an_anywidget_carrying_the_page_modules():
     w = rasplay.show("x = tokens;", ["ab"])
     assert isinstance(w, anywidget.AnyWidget)
-    assert set(w.modules) == set(PAGE_MODULES) and w.modules == page_modules()
+    assert set(w.modules) == set(PAGE_MODULES) | {"elk.js"} and w.modules == page_modules()
+    assert w.modules["elk.js"] == (ROOT / "web/vendor/elk.bundle.js").read_text()   # the diagram's layout engine
     assert w.modules["values.js"] == (ROOT / "web/js/values.js").read_text()   # the page's file, unchanged
     assert w.data["doc"]["results"]["x"]["values"] == [["a", "b"]]
     assert "innerHTML" not in widget_esm()   # the widget's own DOM code writes text only
@@ -62,6 +63,8 @@ def test_views_render_in_chromium(browser, served):
     assert rows.evaluate_all("rs => rs.map(r => r.dataset.name)") == ["n", "mirror", "reversed"]
     assert page.locator("table.values-table tr[data-name='reversed'] td").all_text_contents()[:5] == list("olleh")
     assert page.locator(".diagram svg g.layer-row").count() == 3          # input, L1, L2
+    page.wait_for_selector(".diagram[data-layout='elk']", timeout=60_000)   # laid out by elkjs, as on the page
+    assert page.locator(".diagram svg path.edge").count() > 0
     page.wait_for_selector(".heatmap-plot[data-drawn]", timeout=60_000)
     assert "select(indices, mirror, ==)" in page.locator(".heatmap-title").text_content()
     # clicking a name in the values table shows its selector, as on the page

@@ -1,6 +1,7 @@
-"""POST /evaluate and POST /analyze: the engine, run in a worker process with a hard time limit."""
+"""POST /evaluate, POST /analyze and POST /provenance: the engine, run in a worker process with a hard time limit."""
 from __future__ import annotations
 
+import orjson
 from fastapi import APIRouter, Depends, Request
 
 from rasplay.engine.inputs import input_limit_error
@@ -8,7 +9,8 @@ from rasplay.engine.inputs import input_limit_error
 from ..errors import ApiError
 from ..quotas import client_of
 from ..responses import answer
-from ..schemas import ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument
+from ..schemas import (ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, EvaluateRequest, EvaluationDocument,
+                       ProvenanceDocument, ProvenanceRequest)
 from ..settings import Settings
 from ..settings import show_bytes
 from ..workers import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, ReplyTooLarge, WorkerFailed,
@@ -109,4 +111,29 @@ async def analyze(req: AnalyzeRequest, request: Request, svc: Services = Depends
     if body is None:
         body = await run_in_pool(svc.pool, "analyze", payload, settings, message=key, client=client_of(request))
         cache.put(key, body)
+    return await answer(body, client_of(request), svc.outgoing)
+
+
+@router.post("/provenance", response_model=ProvenanceDocument, responses=RESPONSES,
+             summary="Where did a value come from: the cells it read, through every layer")
+async def provenance(req: ProvenanceRequest, request: Request, svc: Services = Depends(services)):
+    """The provenance of s-op `name` (or graph node `node`) at `position` on one input: per attention head
+    on its path, the query rows and the keys each actually selected on this input (recursively, down to
+    the input), and every s-op cell on the path. A name, node or position the program does not have is a
+    422."""
+    settings, cache = svc.settings, svc.cache
+    check_source(req.source, settings)
+    check_inputs([req.input], req.input_format, settings)
+    if (req.name is None) == (req.node is None):
+        raise ApiError(422, "validation", "give exactly one of `name` and `node`")
+    payload = {"source": req.source, "inp": req.input, "input_format": req.input_format, "name": req.name,
+               "node": req.node, "position": req.position, "limits": settings.engine_limits_json()}
+    key = message_for("provenance", payload)
+    body = cache.get(key)
+    if body is None:
+        body = await run_in_pool(svc.pool, "provenance", payload, settings, message=key, client=client_of(request))
+        cache.put(key, body)
+    error = orjson.loads(body).get("error")
+    if error is not None:
+        raise ApiError(422, error["kind"], error["message"])
     return await answer(body, client_of(request), svc.outgoing)

@@ -38,6 +38,7 @@ export const compile = (request) => call("POST", "/compile", request);
 export const runModel = (id, inputs, options) => call("POST", `/models/${encodeURIComponent(id)}/run`, { inputs, ...options });
 export const softStudy = (id, options) => call("POST", `/models/${encodeURIComponent(id)}/soft`, options);
 export const overlay = (request) => call("POST", "/overlay", request);
+export const provenance = (request) => call("POST", "/provenance", request);
 export const analyze = (source, output) => call("POST", "/analyze", { source, output });
 export const exercises = () => call("GET", "/exercises");
 export const exercise = (id) => call("GET", `/exercises/${encodeURIComponent(id)}`);

@@ -1,13 +1,22 @@
-// The layer x head diagram: the paper's head/layer analysis made interactive. Layers are rows; each
-// head is a box named after its selector with a thumbnail of its pattern on the traced input; each
-// layer has an MLP strip listing its elementwise ops; edges show what feeds what.
+// The layer x head diagram: the paper's head/layer analysis made interactive. Transformer layers are
+// rows (bands), in order; each head is a box showing its selector's name (the analysis' `display` text,
+// unique per head) in full, a thumbnail of its pattern on the traced input and the s-ops it computes;
+// each layer's MLP is a box in the same band, listing its elementwise ops in full. Boxes are sized from
+// their measured text; elkjs (layout.js) places them and routes the edges. The drawing fits the panel's
+// width (scaled down, never clipped); the zoom buttons enlarge it, and the panel then scrolls.
 
 import { graphIndex, SELECTOR_KINDS, traced } from "./docmodel.js";
+import { layoutDiagram } from "./layout.js";
 
 const NS = "http://www.w3.org/2000/svg";
-const ROW_H = 104, HEAD_W = 160, HEAD_H = 80, GAP = 18, LABEL_W = 56, MLP_W = 184, THUMB = 34;
-const IN_H = 40;           // the input row's boxes
-const NAME_CHARS = 22;     // characters per name line in a head box
+const PAD = 8, LINE = 15, THUMB = 34, LABEL_W = 64, MIN_W = 96, WRAP = 34;
+
+// Layouts by content (the boxes' ids and sizes, the edges): a re-render for a new selection, a new input or
+// the same program run again reuses its layout at once; a new program is laid out anew.
+const layouts = new Map();
+const LAYOUTS_KEPT = 32;
+let zoom = 1;
+let renderSeq = 0;
 
 function svg(tag, attrs = {}, parent = null) {
   const node = document.createElementNS(NS, tag);
@@ -16,25 +25,17 @@ function svg(tag, attrs = {}, parent = null) {
   return node;
 }
 
-function truncate(text, max) {
-  return text.length > max ? text.slice(0, max - 1) + "…" : text;
-}
-
-// A name on at most two lines of `width` characters; a longer one keeps its start and its end
-// (where names differ: "select(target_pos, indices, ==)" vs "select(target_pos, key, ==)").
-export function nameLines(name, width = NAME_CHARS) {
-  if (name.length <= width) return [name];
-  if (name.length <= 2 * width) {
-    const cut = name.lastIndexOf(" ", width);
-    const at = cut > width / 2 ? cut + 1 : width;
-    if (name.length - at <= width) return [name.slice(0, at).trimEnd(), name.slice(at)];
+// Names joined by ", " in lines of at most WRAP characters (a name longer than that gets its own line).
+function wrapNames(prefix, names) {
+  const lines = [];
+  let current = prefix;
+  for (const name of names) {
+    const next = current && current !== prefix ? `${current}, ${name}` : `${current}${name}`;
+    if (next.length > WRAP && current && current !== prefix) { lines.push(`${current},`); current = name; } else current = next;
   }
-  return [name.slice(0, width), `…${name.slice(name.length - (width - 1))}`];
+  if (current) lines.push(current);
+  return lines;
 }
-
-const column = (k) => LABEL_W + k * (HEAD_W + GAP);
-const rowY = (layer) => 6 + layer * ROW_H;
-const channelBelow = (row) => rowY(row + 1) - GAP / 2 + 2;   // the free strip between two rows
 
 function unitOfNodes(doc) {
   const { nodes, users } = graphIndex(doc);
@@ -61,7 +62,8 @@ function thumbnail(group, matrix, x, y) {
   const n = matrix.length;
   const k = Math.min(n, 20);                       // at most 20 x 20 cells, max-pooled
   const step = n / k, cell = THUMB / k;
-  svg("rect", { x, y, width: THUMB, height: THUMB, fill: "#fff", stroke: "#c5ced8" }, group);
+  const g = svg("g", { class: "thumb" }, group);
+  svg("rect", { x, y, width: THUMB, height: THUMB, fill: "#fff", stroke: "#c5ced8" }, g);
   for (let i = 0; i < k; i++) {
     for (let j = 0; j < k; j++) {
       let on = false;
@@ -70,156 +72,288 @@ function thumbnail(group, matrix, x, y) {
           if (matrix[a][b]) { on = true; break; }
         }
       }
-      if (on) svg("rect", { x: x + j * cell, y: y + i * cell, width: cell, height: cell, fill: "#0072B2" }, group);
+      if (on) svg("rect", { x: x + j * cell, y: y + i * cell, width: cell, height: cell, fill: "#0072B2" }, g);
     }
   }
 }
 
-// Short, distinct texts for the head boxes: the selector's name (two lines) and what reads it.
-function headTexts(doc, heads) {
-  const { nodes } = graphIndex(doc);
-  const texts = heads.flat().map((head) => {
-    const outputs = (head.ops || []).map((id) => nodes.get(id)).filter(Boolean).map((n) => n.name);
-    return { head, lines: nameLines(head.name), outputs: outputs.length ? `→ ${outputs.join(", ")}` : "" };
-  });
-  const seen = new Map();
-  for (const t of texts) {
-    const key = `${t.lines.join("\n")}|${truncate(t.outputs, 18)}`;
-    seen.set(key, (seen.get(key) || 0) + 1);
-    if (seen.get(key) > 1) t.outputs = `${truncate(t.outputs, 14)} (#${t.head.selector})`;
-  }
-  return new Map(texts.map((t) => [t.head, t]));
-}
-
-// An orthogonal path from box s (in row rs) to box t (in row rt) through the free strips between
-// rows and the free lanes between columns, so that no edge crosses a box. `k` spreads edges apart.
-function route(s, rs, t, rt, k) {
-  const spread = ((k % 5) - 2) * 3;
-  const sx = s.x + s.w / 2 + spread, tx = t.x + t.w / 2 + spread;
-  const down = channelBelow(rs) + spread;
-  if (rt === rs) {   // head -> the MLP of its own layer: under the row, up into the MLP
-    return `M${sx},${s.y + s.h} V${down} H${tx} V${t.y + t.h}`;
-  }
-  if (rt === rs + 1) return `M${sx},${s.y + s.h} V${down} H${tx} V${t.y}`;
-  const lane = t.x - GAP / 2 + spread / 2;   // the free lane left of the target's column
-  const above = channelBelow(rt - 1) + spread;
-  return `M${sx},${s.y + s.h} V${down} H${lane} V${above} H${tx} V${t.y}`;
-}
-
-export function renderDiagram(container, totals, doc, { onSelectHead, selectedSelector, presentLayer }) {
-  container.replaceChildren();
-  if (!doc) return;
+// The units (boxes) of the diagram with their text lines, and the edges between units.
+function model(doc) {
   const a = doc.analysis;
   const { nodes } = graphIndex(doc);
-  const heads = a.heads;
-  const headCount = a.heads_per_layer.reduce((s, h) => s + h, 0);
-  totals.textContent = `${a.layers} layer${a.layers === 1 ? "" : "s"} · heads per layer: ${a.heads_per_layer.join(", ") || "none"}` +
-    ` · ${headCount} head${headCount === 1 ? "" : "s"}`;
-
-  const mlpNames = a.mlps.map((ids) => ids.map((id) => nodes.get(id)).filter(Boolean).map((n) => n.name));
-  const maxHeads = Math.max(1, ...a.heads_per_layer);
-  const inputCols = mlpNames[0] && mlpNames[0].length ? 3 : 2;
-  const width = Math.max(column(maxHeads) + MLP_W, column(inputCols) - GAP) + 12;
-  const height = (a.layers + 1) * ROW_H + 6;
-  const root = svg("svg", { width, height, viewBox: `0 0 ${width} ${height}`, role: "img",
-    "aria-label": `Layer by head diagram: ${totals.textContent}`, xmlns: NS });
-  svg("style", {}, root).textContent = "text{font-family:system-ui,DejaVu Sans,sans-serif}";
-  const edgeLayer = svg("g", { class: "edges" });
-  const boxes = new Map();   // unit -> {x, y, w, h, row}
-  const texts = headTexts(doc, heads);
-
-  // row 0: the input and what the MLP computes from it alone (functions of tokens / positions)
-  const row0 = svg("g", { class: "layer-row", "data-layer": "0" }, root);
-  svg("rect", { class: "band", x: 0, y: rowY(0) - 4, width, height: ROW_H - 6, fill: "#fafbfc" }, row0);
-  svg("text", { class: "layer-label", x: 8, y: rowY(0) + 20 }, row0).textContent = "input";
-  [["tokens", "tokens"], ["indices", "indices"]].forEach(([kind, label], i) => {
-    const g = svg("g", { class: "embed" }, row0);
-    const x = column(i);
-    svg("rect", { class: "frame", x, y: rowY(0) + 8, width: HEAD_W, height: IN_H, rx: 6 }, g);
-    svg("text", { x: x + 10, y: rowY(0) + 33 }, g).textContent = label;
-    boxes.set(`in:${kind}`, { x, y: rowY(0) + 8, w: HEAD_W, h: IN_H, row: 0 });
-  });
-  if (inputCols === 3) {
-    const g = svg("g", { class: "mlp" }, row0);
-    const x = column(2);
-    svg("rect", { class: "frame", x, y: rowY(0) + 8, width: HEAD_W, height: IN_H, rx: 6 }, g);
-    svg("text", { class: "small", x: x + 8, y: rowY(0) + 22 }, g).textContent = "MLP on the input alone";
-    svg("text", { x: x + 8, y: rowY(0) + 39 }, g).textContent = truncate(mlpNames[0].join(", "), 24);
-    svg("title", {}, g).textContent = `computed from the input alone: ${mlpNames[0].join(", ")}`;
-    boxes.set("mlp:0", { x, y: rowY(0) + 8, w: HEAD_W, h: IN_H, row: 0 });
+  const names = (ids) => ids.map((id) => nodes.get(id)).filter(Boolean).map((n) => n.name);
+  // an MLP box lists its named ops in full and counts the unnamed ones (their expressions on hover)
+  const mlpLines = (ids) => {
+    const ops = ids.map((id) => nodes.get(id)).filter(Boolean);
+    const named = ops.filter((n) => n.names && n.names.length).map((n) => n.names[0]);
+    const unnamed = ops.length - named.length;
+    const lines = wrapNames("", named);
+    if (unnamed) lines.push(`${named.length ? "+ " : ""}${unnamed} unnamed op${unnamed === 1 ? "" : "s"}`);
+    return lines.length ? lines : ["—"];
+  };
+  const units = [
+    { id: "in:tokens", row: 0, kind: "embed", lines: [{ text: "tokens" }], title: "the input tokens" },
+    { id: "in:indices", row: 0, kind: "embed", lines: [{ text: "indices" }], title: "the positions" },
+  ];
+  if (a.mlps[0] && a.mlps[0].length) {
+    const ops = names(a.mlps[0]);
+    units.push({ id: "mlp:0", row: 0, kind: "mlp", lines: [{ text: "MLP on the input alone", cls: "small" },
+      ...mlpLines(a.mlps[0]).map((text) => ({ text }))], title: `computed from the input alone: ${ops.join("; ")}` });
   }
-
   for (let L = 1; L <= a.layers; L++) {
-    const row = svg("g", { class: "layer-row", "data-layer": String(L) }, root);
-    if (presentLayer) row.classList.add(L === presentLayer ? "hot" : "dim");
-    svg("rect", { class: "band", x: 0, y: rowY(L) - 4, width, height: ROW_H - 6, fill: L % 2 ? "#ffffff" : "#fafbfc" }, row);
-    svg("text", { class: "layer-label", x: 8, y: rowY(L) + 22 }, row).textContent = `L${L}`;
-    svg("text", { class: "small", x: 8, y: rowY(L) + 40 }, row).textContent =
-      `${heads[L - 1].length} head${heads[L - 1].length === 1 ? "" : "s"}`;
-    heads[L - 1].forEach((head, i) => {
-      const x = column(i);
-      const g = svg("g", { class: "head-box", tabindex: "0", role: "button", "data-layer": String(L),
-        "data-head": String(head.slot), "data-selector": String(head.selector),
-        "aria-label": `layer ${L} head ${head.slot}: ${head.name}` }, row);
+    for (const head of a.heads[L - 1]) {
+      const ops = (head.ops || []).map((id) => nodes.get(id)).filter(Boolean);
+      const outputs = ops.filter((n) => n.names && n.names.length).map((n) => n.names[0]);
+      const unnamed = ops.length - outputs.length;
+      if (unnamed) outputs.push(`${unnamed} unnamed`);
+      units.push({ id: `h:${L}:${head.slot}`, row: L, kind: "head", head, thumb: traced(doc, head.selector),
+        lines: [{ text: head.display || head.name, cls: "head-name" },
+          ...wrapNames(`head ${head.slot} → `, outputs).map((text) => ({ text, cls: "small" }))],
+        title: `layer ${L} head ${head.slot}: ${head.expression || head.label} → ${ops.map((n) => n.name).join("; ")}` });
+    }
+    const ops = names(a.mlps[L] || []);
+    units.push({ id: `mlp:${L}`, row: L, kind: "mlp", layer: L,
+      lines: [{ text: "MLP", cls: "small" }, ...mlpLines(a.mlps[L] || []).map((text) => ({ text }))],
+      title: ops.length ? `MLP of layer ${L}: ${ops.join("; ")}` : `layer ${L} has no elementwise ops` });
+  }
+  const byId = new Map(units.map((u) => [u.id, u]));
+  const unit = unitOfNodes(doc);
+  const seen = new Set();
+  const edges = [];
+  for (const e of a.graph.edges) {
+    const u = unit.get(e.source), v = unit.get(e.target);
+    if (!u || !v || u === v || seen.has(`${u}>${v}`) || !byId.has(u) || !byId.has(v)) continue;
+    if (byId.get(v).row < byId.get(u).row) continue;
+    seen.add(`${u}>${v}`);
+    edges.push({ from: u, to: v });
+  }
+  return { units, edges };
+}
+
+// The full expression of a head, shown under its box while it has the focus or the pointer (the SVG
+// <title> alone shows only on hover, after a delay).
+function showTip(g, text) {
+  const container = g.closest(".diagram");
+  if (!container) return;
+  let tip = container.querySelector(".diagram-tip");
+  if (!tip) {
+    tip = document.createElement("div");
+    tip.className = "diagram-tip";
+    tip.setAttribute("role", "tooltip");
+    container.append(tip);
+  }
+  tip.textContent = text;
+  const box = g.querySelector("rect.frame").getBoundingClientRect(), outer = container.getBoundingClientRect();
+  tip.style.left = `${Math.max(0, box.left - outer.left + container.scrollLeft)}px`;
+  tip.style.top = `${box.bottom - outer.top + container.scrollTop + 4}px`;
+  tip.hidden = false;
+}
+
+function hideTip() {
+  document.querySelectorAll(".diagram-tip").forEach((tip) => { tip.hidden = true; });
+}
+
+// Draws each unit's box content in a group at (0, 0); measures it (the SVG must be in the document)
+// and records the box size on the unit.
+function drawUnits(root, units, doc, { onSelectHead, selectedSelector }) {
+  const groups = new Map();
+  for (const u of units) {
+    const cls = u.kind === "head" ? "head-box" : u.kind;
+    const g = svg("g", { class: cls, "data-unit": u.id, "data-layer": String(u.row) });
+    svg("title", {}, g).textContent = u.title;
+    const frame = svg("rect", { class: "frame", x: 0, y: 0, rx: u.kind === "embed" ? 6 : 8 }, g);
+    const texts = u.lines.map((line, j) => {
+      const t = svg("text", { x: PAD, y: PAD + 11 + j * LINE }, g);
+      if (line.cls) t.setAttribute("class", line.cls);
+      t.textContent = line.text;
+      return t;
+    });
+    if (u.kind === "head") {
+      const { head } = u;
+      Object.assign(g.dataset, { head: String(head.slot), selector: String(head.selector) });
+      g.setAttribute("tabindex", "0");
+      g.setAttribute("role", "button");
+      g.setAttribute("aria-label", `layer ${u.row} head ${head.slot}: ${head.display || head.name}, ${head.expression || head.label}`);
       if (head.selector === selectedSelector) g.classList.add("selected");
-      const y = rowY(L) + 4;
-      const t = texts.get(head);
-      svg("rect", { class: "frame", x, y, width: HEAD_W, height: HEAD_H, rx: 8 }, g);
-      svg("title", {}, g).textContent = `${head.name}: ${head.label}${t.outputs ? ` ${t.outputs}` : ""}`;
-      t.lines.forEach((line, j) => {
-        svg("text", { class: "head-name", x: x + 8, y: y + 16 + j * 14 }, g).textContent = line;
-      });
-      svg("text", { class: "small", x: x + 8, y: y + HEAD_H - 24 }, g).textContent = `head ${head.slot}`;
-      svg("text", { class: "small", x: x + 8, y: y + HEAD_H - 9 }, g).textContent = truncate(t.outputs, 18);
-      const matrix = traced(doc, head.selector);
-      if (matrix && matrix.length) thumbnail(g, matrix, x + HEAD_W - THUMB - 6, y + HEAD_H - THUMB - 6);
+      g.addEventListener("focus", () => showTip(g, u.title));
+      g.addEventListener("mouseenter", () => showTip(g, u.title));
+      g.addEventListener("blur", hideTip);
+      g.addEventListener("mouseleave", () => { if (document.activeElement !== g) hideTip(); });
       const activate = () => onSelectHead(head.selector);
       g.addEventListener("click", activate);
       g.addEventListener("keydown", (e) => { if (e.key === "Enter" || e.key === " ") { e.preventDefault(); activate(); } });
-      boxes.set(`h:${L}:${head.slot}`, { x, y, w: HEAD_W, h: HEAD_H, row: L });
-    });
-    const ops = mlpNames[L] || [];
-    const g = svg("g", { class: "mlp", "data-layer": String(L) }, row);
-    const mx = column(maxHeads);
-    svg("rect", { class: "frame", x: mx, y: rowY(L) + 4, width: MLP_W, height: HEAD_H, rx: 8 }, g);
-    svg("text", { class: "small", x: mx + 8, y: rowY(L) + 18 }, g).textContent = "MLP";
-    const lines = ops.length ? [] : ["—"];
-    let current = "";
-    for (const name of ops) {
-      const next = current ? `${current}, ${name}` : name;
-      if (next.length > 24 && current) { lines.push(current); current = name; } else current = next;
     }
-    if (current) lines.push(current);
-    lines.slice(0, 3).forEach((line, i) => {
-      svg("text", { x: mx + 8, y: rowY(L) + 36 + i * 15 }, g).textContent = i === 2 && lines.length > 3 ? truncate(line, 20) + " …" : truncate(line, 26);
-    });
-    svg("title", {}, g).textContent = ops.length ? `MLP of layer ${L}: ${ops.join(", ")}` : `layer ${L} has no elementwise ops`;
-    boxes.set(`mlp:${L}`, { x: mx, y: rowY(L) + 4, w: MLP_W, h: HEAD_H, row: L });
+    root.append(g);
+    const textW = Math.max(0, ...texts.map((t) => t.getComputedTextLength()));
+    const thumbW = u.kind === "head" && u.thumb && u.thumb.length ? THUMB + PAD : 0;
+    u.w = Math.ceil(Math.max(MIN_W, textW + 2 * PAD + thumbW));
+    u.h = Math.ceil(Math.max(u.kind === "embed" ? 30 : 50, PAD * 2 + u.lines.length * LINE + 2, thumbW ? THUMB + 2 * PAD : 0));
+    frame.setAttribute("width", u.w);
+    frame.setAttribute("height", u.h);
+    if (thumbW) thumbnail(g, u.thumb, u.w - THUMB - PAD, u.h - THUMB - PAD);
+    groups.set(u.id, g);
   }
+  return groups;
+}
 
-  // dependency edges between units, routed around the boxes
-  const unit = unitOfNodes(doc);
-  const seen = new Set();
-  let k = 0;
-  for (const e of a.graph.edges) {
-    const u = unit.get(e.source), v = unit.get(e.target);
-    if (!u || !v || u === v || seen.has(`${u}>${v}`) || !boxes.has(u) || !boxes.has(v)) continue;
-    seen.add(`${u}>${v}`);
-    const s = boxes.get(u), t = boxes.get(v);
-    if (t.row < s.row) continue;
-    svg("path", { class: "edge", d: route(s, s.row, t, t.row, k++), "data-from": u, "data-to": v, "marker-end": "url(#arrow)",
+// Rows in order, placed without edges: what shows until the layout engine answers.
+function provisional(units) {
+  const boxes = new Map();
+  let y = 12;
+  const rows = Math.max(...units.map((u) => u.row));
+  let width = 0;
+  for (let r = 0; r <= rows; r++) {
+    let x = 12, h = 0;
+    for (const u of units.filter((v) => v.row === r)) {
+      boxes.set(u.id, { x, y, w: u.w, h: u.h });
+      x += u.w + 28;
+      h = Math.max(h, u.h);
+    }
+    width = Math.max(width, x);
+    y += h + 40;
+  }
+  return { width, height: y, boxes, edges: [] };
+}
+
+// Puts a box's group at (x, y): every element in it keeps absolute coordinates (no transform), so the
+// SVG's geometry reads directly (exports and tests); each element's offset within the box is kept.
+function moveTo(g, x, y) {
+  for (const node of g.querySelectorAll("[x], [y]")) {
+    if (node.dataset.dx === undefined) Object.assign(node.dataset, { dx: node.getAttribute("x") || "0", dy: node.getAttribute("y") || "0" });
+    node.setAttribute("x", String(x + Number(node.dataset.dx)));
+    node.setAttribute("y", String(y + Number(node.dataset.dy)));
+  }
+  Object.assign(g.dataset, { x: String(x), y: String(y) });
+}
+
+function place(svgRoot, root, groups, units, layout, presentLayer, layers) {
+  const rows = new Map();   // row -> {top, bottom}
+  for (const u of units) {
+    const b = layout.boxes.get(u.id);
+    moveTo(groups.get(u.id), LABEL_W + b.x, b.y);
+    const r = rows.get(u.row) || { top: Infinity, bottom: -Infinity };
+    rows.set(u.row, { top: Math.min(r.top, b.y), bottom: Math.max(r.bottom, b.y + b.h) });
+  }
+  const width = LABEL_W + layout.width;
+  const order = [...rows.keys()].sort((p, q) => p - q);
+  // bands: from half-way after the previous row's boxes to half-way before the next row's
+  const bands = order.map((r, i) => {
+    const { top, bottom } = rows.get(r);
+    const prev = i ? rows.get(order[i - 1]).bottom : 0;
+    const next = i + 1 < order.length ? rows.get(order[i + 1]).top : layout.height;
+    return { r, y0: i ? (prev + top) / 2 : 0, y1: i + 1 < order.length ? (bottom + next) / 2 : layout.height, top };
+  });
+  const bandLayer = svg("g", { class: "bands" });
+  for (const band of bands) {
+    const row = svg("g", { class: "layer-row", "data-layer": String(band.r) }, bandLayer);
+    if (presentLayer && band.r > 0) row.classList.add(band.r === presentLayer ? "hot" : "dim");
+    svg("rect", { class: "band", x: 0, y: band.y0, width, height: band.y1 - band.y0,
+      fill: band.r % 2 ? "#ffffff" : "#f3f5f8" }, row);
+    if (band.r) svg("line", { class: "band-rule", x1: 0, x2: width, y1: band.y0, y2: band.y0, stroke: "#d5dbe2" }, row);
+    svg("text", { class: "layer-label", x: 8, y: band.top + 16 }, row).textContent = band.r ? `L${band.r}` : "input";
+    if (band.r) {
+      const n = (units.filter((u) => u.row === band.r && u.kind === "head")).length;
+      svg("text", { class: "small", x: 8, y: band.top + 32 }, row).textContent = `${n} head${n === 1 ? "" : "s"}`;
+    }
+  }
+  root.prepend(bandLayer);
+  const edgeLayer = svg("g", { class: "edges" }, root);
+  for (const e of layout.edges) {
+    if (e.points.length < 2) continue;
+    const d = e.points.map(([x, y], i) => `${i ? "L" : "M"}${LABEL_W + x},${y}`).join(" ");
+    svg("path", { class: "edge", d, "data-from": e.from, "data-to": e.to, "marker-end": "url(#arrow)",
       fill: "none", stroke: "#6b7785", "stroke-width": "1.4", "stroke-linejoin": "round" }, edgeLayer);
   }
-  root.append(edgeLayer);  // on top of the layer bands
   const defs = svg("defs", {}, root);
-  const marker = svg("marker", { id: "arrow", viewBox: "0 0 8 8", refX: 7, refY: 4, markerWidth: 6, markerHeight: 6, orient: "auto" }, defs);
-  svg("path", { d: "M0,0 L8,4 L0,8 z", fill: "#8894a3" }, marker);
-  container.append(root);
-  if (presentLayer && presentLayer <= a.layers) {
-    // presenter mode: the stepped layer's row alone, scaled to the panel
-    const top = rowY(presentLayer) - 8;
-    root.setAttribute("viewBox", `0 ${top} ${width} ${ROW_H}`);
-    root.setAttribute("height", String(ROW_H));
-    root.dataset.presentLayer = String(presentLayer);
+  const marker = svg("marker", { id: "arrow", viewBox: "0 0 8 8", refX: 7, refY: 4, markerWidth: 6, markerHeight: 6,
+    orient: "auto" }, defs);
+  svg("path", { d: "M0,0 L8,4 L0,8 z", fill: "#6b7785" }, marker);
+  svgRoot.dataset.naturalWidth = String(width);
+  svgRoot.dataset.naturalHeight = String(layout.height);
+  svgRoot.setAttribute("viewBox", `0 0 ${width} ${layout.height}`);
+  if (presentLayer && presentLayer <= layers) {
+    // presenter mode: the stepped layer's band alone, scaled to the panel
+    const band = bands.find((b) => b.r === presentLayer);
+    svgRoot.setAttribute("viewBox", `0 ${band.y0} ${width} ${band.y1 - band.y0}`);
+    svgRoot.dataset.naturalHeight = String(band.y1 - band.y0);
+    svgRoot.dataset.presentLayer = String(presentLayer);
   }
+}
+
+// The drawing's size: the panel's width at most (scaled down, never clipped), times the zoom.
+export function fitDiagram(container) {
+  const root = container.querySelector("svg.diagram-svg");
+  if (!root) return;
+  const natW = Number(root.dataset.naturalWidth), natH = Number(root.dataset.naturalHeight);
+  if (!natW || !natH) return;
+  const avail = Math.max(120, container.clientWidth - 2);
+  const w = Math.min(natW, avail) * zoom;   // the panel's width at most: scaled down, never up (zoom enlarges)
+  root.setAttribute("width", String(Math.round(w)));
+  root.setAttribute("height", String(Math.round(w * natH / natW)));
+  container.dataset.zoom = String(zoom);
+}
+
+function zoomBar(container) {
+  const bar = document.createElement("div");
+  bar.className = "diagram-zoom";
+  for (const [label, text, factor] of [["zoom out", "−", 1 / 1.25], ["fit to the panel", "Fit", 0], ["zoom in", "+", 1.25]]) {
+    const b = document.createElement("button");
+    Object.assign(b, { type: "button", className: "small", textContent: text, title: label });
+    b.setAttribute("aria-label", `diagram: ${label}`);
+    b.dataset.zoom = factor ? (factor > 1 ? "in" : "out") : "fit";
+    b.addEventListener("click", () => {
+      zoom = factor ? Math.min(4, Math.max(1, zoom * factor)) : 1;
+      fitDiagram(container);
+    });
+    bar.append(b);
+  }
+  return bar;
+}
+
+let resizeObserved = new WeakSet();
+
+export function renderDiagram(container, totals, doc, { onSelectHead, selectedSelector, presentLayer }) {
+  const seq = ++renderSeq;
+  container.replaceChildren();
+  delete container.dataset.layout;
+  if (!doc) return Promise.resolve();
+  const a = doc.analysis;
+  const headCount = a.heads_per_layer.reduce((s, h) => s + h, 0);
+  totals.textContent = `${a.layers} layer${a.layers === 1 ? "" : "s"} · heads per layer: ${a.heads_per_layer.join(", ") || "none"}` +
+    ` · ${headCount} head${headCount === 1 ? "" : "s"}`;
+  const { units, edges } = model(doc);
+  const root = svg("svg", { class: "diagram-svg", role: "img", "aria-label": `Layer by head diagram: ${totals.textContent}`,
+    xmlns: NS });
+  svg("style", {}, root).textContent = "text{font-family:system-ui,DejaVu Sans,sans-serif}";
+  container.append(zoomBar(container), root);
+  const content = svg("g", { class: "content" }, root);
+  const groups = drawUnits(content, units, doc, { onSelectHead, selectedSelector });
+  if (!resizeObserved.has(container) && window.ResizeObserver) {
+    resizeObserved.add(container);
+    new ResizeObserver(() => fitDiagram(container)).observe(container);
+  }
+  const key = JSON.stringify(units.map((u) => [u.id, u.w, u.h])) + JSON.stringify(edges);
+  const cached = layouts.get(key);
+  const draw = (layout, engine) => {
+    place(root, content, groups, units, layout, presentLayer, a.layers);
+    fitDiagram(container);
+    container.dataset.layout = engine;
+  };
+  if (cached) {
+    draw(cached, "elk");
+    return Promise.resolve();
+  }
+  draw(provisional(units), "provisional");
+  return layoutDiagram(units, edges).then((result) => {
+    layouts.set(key, result);
+    if (layouts.size > LAYOUTS_KEPT) layouts.delete(layouts.keys().next().value);
+    if (seq !== renderSeq || !container.contains(root)) return;
+    content.querySelectorAll(".bands, .edges, defs").forEach((n) => n.remove());
+    draw(result, "elk");
+    container.dispatchEvent(new CustomEvent("diagram-laid-out"));
+  }, (e) => {   // the boxes stay in their rows, without edges, and the panel says why
+    if (seq !== renderSeq) return;
+    container.dataset.layout = "failed";
+    totals.textContent += ` · the layout engine failed (${e.message}): edges not drawn`;
+  });
 }

@@ -8,6 +8,8 @@ import { createEditor, firstCodeLine } from "./editor.js";
 import { exportDiagram, exportHeatmap } from "./export.js";
 import { openGallery } from "./gallery.js";
 import { heatmapView, showSelector } from "./heatmap.js";
+import { renderHeadGrid } from "./headgrid.js";
+import { applyProvenance, initProvenance } from "./provenance.js";
 import { loadPlotly } from "./plotly.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
 import { applyShared, cancelAddressWrite, linkFor, loadDraft, LinkError, lockAddress, parseInputText, pushState, readHash,
@@ -128,7 +130,7 @@ async function runNow() {
     } else {
       state.doc = doc;
       setStale(null);
-      renderAll();
+      await renderAll();
       afterRun();
       setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
         `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
@@ -225,7 +227,7 @@ function renderChips(selectorId) {
     chips.push(button);
   };
   for (const [name, r] of Object.entries(doc.results)) if (r.kind === "selector") add(resolve(doc, name), name);
-  for (const head of doc.analysis.heads.flat()) add(head.selector, head.name);
+  for (const head of doc.analysis.heads.flat()) add(head.selector, head.display || head.name);
   $("selector-chips").replaceChildren(...chips);
 }
 
@@ -240,11 +242,14 @@ function renderAll() {
     onSelect: select, opensHeatmap, selection: state.selection, presentLayer,
   });
   decorateValues($("values"));
-  renderDiagram($("diagram"), $("diagram-totals"), doc, {
+  const laidOut = renderDiagram($("diagram"), $("diagram-totals"), doc, {
     onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer,
   });
   renderChips(selectorId);
   renderHeatmap();
+  renderHeadGrid(doc, { openSelector: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId });
+  applyProvenance();
+  return laidOut;   // the diagram's layout (elkjs) arrives after the render
   if (state.view === "train") renderTrainForm($("train-form-box"), state);
   if (state.view === "compile") renderCompileForm($("compile-form-box"), state);
 }
@@ -647,6 +652,8 @@ async function main() {
   });
   document.body.dataset.editor = editor.kind;
   wire();
+  initProvenance({ openSelector: (selId) => select(`#${selId}`, selId), toast,
+    showLayer: (layer) => { if (presentLayer !== null && layer >= 1) { presentLayer = layer; stepLayer(0); } } });
   renderInputs();
   compileRequested = state.compiled;
   await runNow();

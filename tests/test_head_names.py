@@ -1,0 +1,53 @@
+"""The analysis gives every head a `display` text (issue 22): the selector's own name, else one generated
+from its parts' names, else `L<layer> head <slot>`; two heads never show the same text; `expression` is the
+selector's full source text."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from rasplay import engine
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+
+
+def heads(source: str) -> list[dict]:
+    return [h for row in engine.evaluate(source, ["abca"])["analysis"]["heads"] for h in row]
+
+
+def test_named_generated_and_fallback_texts():
+    source = """
+flip = select(indices, length - indices - 1, ==);
+r = aggregate(flip, tokens);
+same = selector_width(select(tokens, tokens, ==));
+odd = aggregate(select(indices, (indices + 1) * 2 - length, ==), tokens);
+"""
+    shown = {h["display"]: h for h in heads(source)}
+    assert "flip" in shown                              # its own name
+    assert "tokens == tokens" in shown                  # generated from its parts' names
+    assert "full_s" in shown                            # the library's length
+    fallback = [d for d in shown if d.startswith("L")]
+    assert fallback == ["L2 head 1"]                    # parts without short names (it needs length: layer 2)
+    assert shown["L2 head 1"]["expression"] == "select(indices, (indices + 1) * 2 - length, ==)"
+
+
+def test_two_heads_never_show_the_same_text():
+    # the same local name in two calls of a function, and the same selector in two layers
+    source = """
+def pick(k) { s = select(k, k, ==); return aggregate(s, tokens); }
+a = pick(indices);
+b = pick(tokens);
+c = aggregate(select(indices, indices, ==), a);
+d = aggregate(select(indices, indices, ==), c);
+"""
+    shown = [h["display"] for h in heads(source)]
+    assert len(shown) == len(set(shown)), shown
+    assert any(d.startswith("s ") for d in shown)       # the local name kept, told apart by layer or id
+
+
+@pytest.mark.parametrize("path", sorted(EXAMPLES.glob("*.rasp")), ids=lambda p: p.stem)
+def test_every_example_has_distinct_head_texts(path):
+    shown = [h["display"] for h in heads(path.read_text())]
+    assert len(shown) == len(set(shown)), shown
+    assert all(text and "…" not in text for text in shown), shown
