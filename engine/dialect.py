@@ -359,11 +359,13 @@ class _Typer:
         ks, qs = self.sort(c.keys), self.sort(c.queries)
         if ks.tag == "fin" and qs.tag == "fin":
             return None
-        if ks.tag == "idx" and qs.tag == "idx" and ks.offset == 0:
-            if qs.offset == 0 and c.predicate in RANGES:
+        if ks.tag == "idx" and qs.tag == "idx":
+            if ks.offset == 0 and qs.offset == 0 and c.predicate in RANGES:
                 return ("range", RANGES[c.predicate])
-            if c.predicate == "==" and qs.offset != 0:
-                return ("shift", -qs.offset)
+            if c.predicate == "==" and ks.offset != qs.offset:
+                # key + ko == query + qo: the key is the position ko - qo before the query (the library's
+                # shift writes it as select(n + indices, indices, ==))
+                return ("shift", ks.offset - qs.offset)
         if ks.tag == "idx" and ks.offset == 0 and qs.tag == "cnt" and c.predicate == "==":
             return ("lookup", c.queries)
         if ks.tag == "cnt" and qs.tag == "cnt" and c.predicate == "==":
