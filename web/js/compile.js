@@ -7,7 +7,7 @@ import * as api from "./api.js";
 import { graphIndex, traced } from "./docmodel.js";
 import { drawHeatmap, hoverLines } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
-import { vocabOf, vocabValue } from "./forms.js";
+import { followEdits, longestInput, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -16,25 +16,20 @@ export const compiled = { id: null, summary: null, run: null, study: null, spec:
 export function renderCompileForm(container, state) {
   const doc = state.doc;
   const sops = doc ? Object.entries(doc.results).filter(([, r]) => r.kind === "sop").map(([n]) => n) : [];
-  const previous = container.querySelector("form");
   const output = el("select", { id: "compile-output", "aria-label": "output s-op to compile" },
     ...sops.map((n) => el("option", { value: n }, n)));
   const preferred = doc ? doc.output : null;  // the program's default output (its `# output:` header)
   output.value = sops.includes(preferred) ? preferred : sops[sops.length - 1] || "";
+  // vocab and max_len follow the inputs on screen (unless edited for this program: forms.js)
   const vocab = el("input", { id: "compile-vocab", type: "text", spellcheck: "false" });
   vocab.value = vocabOf(state.inputs);
   const maxLen = el("input", { id: "compile-max-len", type: "number", min: "1", max: "24" });
-  maxLen.value = String(Math.min(8, Math.max(...state.inputs.map((t) => [...parseInputText(t).value].length), 3)));
+  maxLen.value = String(Math.min(24, longestInput(state.inputs)));
   const form = el("form", { id: "compile-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
     el("label", { class: "field" }, el("span", {}, "output"), output),
     el("label", { class: "field" }, el("span", {}, "vocab"), vocab, el("small", {}, "characters, or a JSON list")),
     el("label", { class: "field" }, el("span", {}, "max_len"), maxLen, el("small", {}, "exact for every input up to this")));
-  if (previous) {
-    for (const node of previous.querySelectorAll("input, select")) {
-      const fresh = form.querySelector(`#${node.id}`);
-      if (fresh && (node.tagName !== "SELECT" || [...fresh.options].some((o) => o.value === node.value))) fresh.value = node.value;
-    }
-  }
+  followEdits(form);
   container.replaceChildren(form);
 }
 
@@ -226,6 +221,21 @@ export function agreementAt(beta) {
 // Forget the compiled model (the program changed, or another was loaded).
 export function forgetCompiled() {
   Object.assign(compiled, { id: null, summary: null, run: null, study: null, spec: null });
+}
+
+// Whether the compiled model can read the input on screen: a sentence saying what it lacks, or null.
+export function coverageProblem(state) {
+  const s = compiled.summary;
+  if (!s) return null;
+  const { value } = parseInputText(state.inputs[state.current] || "");
+  const tokens = Array.isArray(value) ? value : [...value];
+  const known = new Set(s.vocab.map((t) => JSON.stringify(t)));
+  const missing = [...new Set(tokens.map((t) => JSON.stringify(t)))].filter((t) => !known.has(t)).map((t) => formatValue(JSON.parse(t)));
+  const parts = [];
+  if (missing.length) parts.push(`its vocab (${s.vocab.map(formatValue).join(" ")}) lacks ${missing.join(" ")}`);
+  if (tokens.length > s.max_len) parts.push(`the input has ${tokens.length} tokens, over its max_len of ${s.max_len}`);
+  return parts.length ? `This model was compiled for another input: ${parts.join("; ")}. ` +
+    "Compile again (the form follows the input on screen) to see its heads on this input." : null;
 }
 
 export function compileInitSpec() {

@@ -12,8 +12,9 @@ import { loadPlotly } from "./plotly.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
 import { applyShared, cancelAddressWrite, linkFor, loadDraft, LinkError, lockAddress, parseInputText, pushState, readHash,
   saveHashSoon, settleAddress, shareable, state } from "./state.js";
-import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, forgetCompiled, renderAttention, renderCompileForm,
-  renderResidual, renderStudy, renderSummary, runCompiled, studySoft } from "./compile.js";
+import { agreementAt, compileInitSpec, compileProgram, compiled, compiledAttentionFor, coverageProblem, forgetCompiled,
+  renderAttention, renderCompileForm, renderResidual, renderStudy, renderSummary, runCompiled, studySoft } from "./compile.js";
+import { forgetEdits } from "./forms.js";
 import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
   startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
@@ -240,8 +241,9 @@ function renderAll() {
   });
   renderChips(selectorId);
   renderHeatmap();
-  if (state.view === "train") renderTrainForm($("train-form-box"), state);
-  if (state.view === "compile") renderCompileForm($("compile-form-box"), state);
+  renderTrainForm($("train-form-box"), state);      // the forms follow the program and its inputs (forms.js)
+  renderCompileForm($("compile-form-box"), state);
+  if (compiled.id && !compileRequested) refreshCompiled();   // the compiled heads on the input shown now
 }
 
 function select(selection, selectorId = null) {
@@ -258,7 +260,17 @@ function select(selection, selectorId = null) {
   }
   lockAddress(false);
   renderAll();
+  heatmapIntoView();
   if (!embedMode) saveHashSoon();
+}
+
+// A click changed the heatmap: bring it into view when its top is off screen or too low to see
+// (a 3-4 layer diagram pushes it below the fold at 1366x768, the exercise panel further).
+function heatmapIntoView() {
+  const panel = $("heatmap-title").closest(".panel");
+  if (!panel || document.body.classList.contains("presenting")) return;
+  const r = panel.getBoundingClientRect(), plot = $("heatmap-plot").getBoundingClientRect();
+  if (r.top < 0 || plot.top + Math.min(plot.height, 240) > window.innerHeight) panel.scrollIntoView({ block: "start" });
 }
 
 // ------------------------------------------------------------------ inputs
@@ -305,8 +317,8 @@ function showView(view) {
     tab.tabIndex = on ? 0 : -1;
     $(`view-${tab.dataset.view}`).hidden = !on;
   }
-  if (view === "train" && !$("train-form")) renderTrainForm($("train-form-box"), state);
-  if (view === "compile" && !$("compile-form")) renderCompileForm($("compile-form-box"), state);
+  if (view === "train") renderTrainForm($("train-form-box"), state);
+  if (view === "compile") renderCompileForm($("compile-form-box"), state);
   if (!embedMode) saveHashSoon();
 }
 
@@ -324,6 +336,9 @@ function currentBeta() {
 async function refreshCompiled() {
   const beta = currentBeta();
   $("compile-beta-value").textContent = beta ? formatBeta(beta) : "∞";
+  const problem = coverageProblem(state);   // a model compiled for another vocab or length says so
+  $("compile-coverage").hidden = !problem;
+  $("compile-coverage").textContent = problem || "";
   try {
     await runCompiled(state, beta);
   } catch (e) {
@@ -348,6 +363,7 @@ function resetCompiled() {
   renderSummary($("compile-summary"), $("compile-layout"));
   $("compile-attention").replaceChildren();
   $("compile-residual").replaceChildren();
+  $("compile-coverage").hidden = true;
   $("compile-study").disabled = true;
   $("compile-finetune").disabled = true;
 }
@@ -355,7 +371,7 @@ function resetCompiled() {
 async function compileNow() {
   $("compile-start").disabled = true;
   setStatus("compiling…");
-  if (!$("compile-form")) renderCompileForm($("compile-form-box"), state);
+  renderCompileForm($("compile-form-box"), state);
   try {
     const model = await compileProgram(state);
     state.compiled = true;
@@ -448,6 +464,7 @@ function stepLayer(delta) {
 
 // Put a state (from a link, the draft, an undo or Back) on screen.
 async function openState(obj) {
+  forgetEdits();
   applyShared(obj);
   editor.setValue(state.source);
   compileRequested = state.compiled;
@@ -459,7 +476,9 @@ async function openState(obj) {
 // An example replaces the program in a new history entry (Back returns), with an undo.
 async function loadExample(ex) {
   await settleAddress();   // Back returns to exactly this program, even if it was typed a moment ago
-  const before = shareable();
+  const before = snapshot();
+  forgetEdits();
+  if (state.exercise) leaveExercise(false);
   state.source = ex.source;
   state.inputs = [ex.input];
   state.current = 0;
@@ -470,7 +489,42 @@ async function loadExample(ex) {
   await runNow();
   await pushState();
   toast(`Loaded the example “${ex.title}”; your program is one step back (Back, or Undo).`, null,
-    { label: "Undo", run: async () => { await openState(before); await pushState(); } });
+    { label: "Undo", run: async () => { await restore(before); await pushState(); } });
+}
+
+// What is on screen, to put back with Undo: a free program, or an exercise (with its own draft).
+function snapshot() {
+  return { exercise: state.exercise ? state.exercise.id : null, shared: shareable() };
+}
+
+async function restore(snap) {
+  if (snap.exercise) { forgetEdits(); await enterExercise(snap.exercise); return; }
+  if (state.exercise) leaveExercise(false);
+  await openState(snap.shared);
+}
+
+// An exercise opens like an example: in a new history entry (Back returns), with an Undo; the free
+// editor's draft is kept (exercises keep drafts of their own, exercises.js).
+async function openExercise(id) {
+  await settleAddress();
+  const before = snapshot();
+  forgetEdits();
+  state.compiled = false;
+  resetCompiled();
+  await enterExercise(id);
+  await pushState();
+  toast(`Opened the exercise “${state.exercise.title}”; your program is one step back (Back, or Undo).`, null,
+    { label: "Undo", run: async () => { await restore(before); await pushState(); } });
+}
+
+// Leave an exercise: back to the free editor's draft, in a new history entry (Back returns to the exercise).
+async function leaveToDraft() {
+  await settleAddress();
+  leaveExercise(false);
+  const draft = loadDraft();
+  if (draft) await openState(draft);
+  else await runNow();
+  await pushState();
 }
 
 async function initialState() {
@@ -500,7 +554,10 @@ async function openFromAddress() {
   cancelAddressWrite();
   const exerciseId = exerciseIdFromHash();
   if (exerciseId) {
-    if (!state.exercise || state.exercise.id !== exerciseId) enterExercise(exerciseId).catch((e) => toast(e.message));
+    if (!state.exercise || state.exercise.id !== exerciseId) {
+      forgetEdits();
+      enterExercise(exerciseId).catch((e) => toast(e.message));
+    }
     return;
   }
   let shared;
@@ -623,7 +680,7 @@ async function main() {
     document.body.classList.add("embed");
     $("embed-bar").hidden = false;
   }
-  initExercises({ editor: () => editor, runNow, toast, embedMode });
+  initExercises({ editor: () => editor, runNow, toast, embedMode, openExercise, leave: leaveToDraft });
   const exerciseId = exerciseIdFromHash();
   let exerciseOpened = false;
   if (exerciseId) {

@@ -5,7 +5,7 @@
 import * as api from "./api.js";
 import { drawHeatmap, hoverLines } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
-import { vocabOf, vocabValue } from "./forms.js";
+import { followEdits, markEdited, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -62,15 +62,7 @@ export function renderTrainForm(container, state) {
     field("supervise", el("span", {}, input({ id: "train-supervise", type: "checkbox" })),
       "pull heads towards their selectors"),
   );
-  const previous = container.querySelector("form");
-  if (previous) {  // keep what the user set when the program changes
-    for (const node of previous.querySelectorAll("input, select")) {
-      const fresh = form.querySelector(`#${node.id}`);
-      if (!fresh) continue;
-      if (node.type === "checkbox") fresh.checked = node.checked;
-      else if (node.tagName !== "SELECT" || [...fresh.options].some((o) => o.value === node.value)) fresh.value = node.value;
-    }
-  }
+  followEdits(form);   // the fields follow the program and its inputs unless edited for this program
   container.replaceChildren(form);
 }
 
@@ -124,6 +116,8 @@ export function setInitModel(init) {
     if (vocab) vocab.value = init.vocab.every((t) => typeof t === "string" && t.length === 1) ? init.vocab.join("") : JSON.stringify(init.vocab);
     const maxLen = document.getElementById("train-max-len");
     if (maxLen) maxLen.value = String(init.max_len);
+    markEdited(vocab);    // the compiled model's vocab and lengths, kept while this program is shown
+    markEdited(maxLen);
   }
 }
 

