@@ -5,7 +5,7 @@
 
 import * as api from "./api.js";
 import { graphIndex, traced } from "./docmodel.js";
-import { drawHeatmap, hoverLines } from "./heatmap.js";
+import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
 import { followEdits, longestInput, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
@@ -120,7 +120,7 @@ export function renderAttention(container, doc) {
     `${run.mode === "hard" ? "average-hard attention" : `softmax, β = ${formatValue(run.beta)}`}: ` +
     `output ${run.outputs[0] ? run.outputs[0].map(formatValue).join(" ") : "—"}; evaluator ${run.expected[0] ? run.expected[0].map(formatValue).join(" ") : "—"}; ` +
     `${a.agree}/${a.inputs} agree${a.max_error ? `, largest output error ${a.max_error.toFixed(3)}` : ""}.`));
-  container.append(el("p", { class: "note" }, "Column 0 is the BOS token: a query whose selector selects nothing rests on it " +
+  container.append(el("p", { class: "note" }, "The column before position 0 is the BOS token: a query whose selector selects nothing rests on it " +
     "(the aggregate's default), and selector_width heads always give it a share, 1/(w+1), which the next MLP decodes."));
   for (const head of run.attention) {
     const card = el("div", { class: "overlay-card", "data-layer": String(head.layer), "data-head": String(head.head) });
@@ -131,11 +131,15 @@ export function renderAttention(container, doc) {
     container.append(card);
     const matrix = programSelector(doc, head);
     const fill = head.matrices[0];
+    // positions as in the Program view (the first token is 0), the BOS column named BOS
+    const pos = (i) => (i === 0 ? "BOS" : `${i - 1} (${formatValue(tokens[i])})`);
     const hover = fill.map((row, q) => row.map((v, k) => hoverLines([
-      `query ${q} (${formatValue(tokens[q])}) ← key ${k} (${formatValue(tokens[k])})`, `compiled attention ${v.toFixed(3)}`,
+      `query ${pos(q)} ← key ${pos(k)}`, `compiled attention ${v.toFixed(3)}`,
       ...(matrix && q > 0 && k > 0 ? [`selector: ${matrix[q - 1][k - 1] ? "selected" : "not selected"}`] : [])])));
-    loadPlotly().then(() => drawHeatmap(plot, { matrix: matrix ? withBos(matrix) : fill.map((r) => r.map(() => 0)),
-      fill, tokens, hover, fillTitle: "compiled attention" })).then(() => { plot.dataset.drawn = "1"; });
+    const outlined = matrix ? withBos(matrix) : fill.map((r) => r.map(() => 0));
+    card.append(selectionDetails(tokens, matrix ? outlined : null, { fill, offset: 1, fillTitle: "compiled attention" }));
+    loadPlotly().then(() => drawHeatmap(plot, { matrix: outlined,
+      fill, tokens, hover, fillTitle: "compiled attention", offset: 1 })).then(() => { plot.dataset.drawn = "1"; });
   }
 }
 

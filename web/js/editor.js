@@ -61,7 +61,7 @@ async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) 
     { tag: tags.keyword, color: "#0b3d8c", fontWeight: "600" },
     { tag: tags.string, color: "#9a4c00" },
     { tag: tags.number, color: "#007a5e" },
-    { tag: tags.comment, color: "#6b7785", fontStyle: "italic" },
+    { tag: tags.comment, color: "#5b6775", fontStyle: "italic" },
     { tag: tags.atom, color: "#007a5e" },
     { tag: tags.standard(tags.variableName), color: "#8a3ffc" },
     { tag: tags.special(tags.variableName), color: "#0072B2" },

@@ -25,8 +25,10 @@ export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL) {
   return Math.max(MIN_CELL, Math.min(largest, w, Math.max(h, MIN_CELL)));
 }
 
-function tickLabels(tokens, prefix) {
-  return tokens.map((t, i) => `${prefix}${i} ${plotlyText(formatValue(t))}`);
+// Positions numbered as in the Program view (the first token is 0); a BOS position before them
+// (`offset` 1: compiled and trained models) is labelled BOS.
+function tickLabels(tokens, prefix, offset = 0) {
+  return tokens.map((t, i) => (i < offset ? `${prefix} BOS` : `${prefix}${i - offset} ${plotlyText(formatValue(t))}`));
 }
 
 // Show every label when cells are large enough to read, else every step-th one.
@@ -41,10 +43,10 @@ function ticks(labels, size) {
 // it with hoverLines(), which escapes the text in it. `size`: px per cell (default: from the matrix
 // size). The matrix starts LABEL_ROOM px from the left, one column every `size` px.
 export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tokens, hover, widths = null,
-  fillTitle = "attention", title = "", size = null }) {
+  fillTitle = "attention", title = "", size = null, offset = 0 }) {
   const n = rowTokens.length, m = tokens.length;
   size = size || cellSize(Math.max(n, m));
-  const x = tickLabels(tokens, "k"), y = tickLabels(rowTokens, "q");
+  const x = tickLabels(tokens, "k", offset), y = tickLabels(rowTokens, "q", offset);
   const gaps = size >= 6 ? 1 : 0;
   const traces = [{
     type: "heatmap", z: fill || matrix, x, y, customdata: hover, hovertemplate: "%{customdata}<extra></extra>",
@@ -52,6 +54,11 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
     colorbar: fill ? { title: { text: fillTitle, side: "right" }, thickness: 10, len: 0.6 } : undefined,
     xgap: gaps, ygap: gaps, xaxis: "x", yaxis: "y",
   }];
+  if (!fill && matrix && size >= 10) {   // a dot in each selected cell: colour is never the only signal
+    traces[0].text = matrix.map((row) => row.map((v) => (v ? "●" : "")));
+    traces[0].texttemplate = "%{text}";
+    traces[0].textfont = { color: "#ffffff", size: Math.max(8, Math.round(size * 0.45)) };
+  }
   const shapes = [];
   if (fill && matrix) {
     matrix.forEach((row, qi) => row.forEach((v, ki) => {
@@ -89,6 +96,30 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
   plot.dataset.cell = String(size);
   return window.Plotly.react(plot, traces, layout, plotlyConfig({ responsive: false,
     modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } }));
+}
+
+// The heatmap as text, a list a screen reader walks: which keys each query selects, and where a fill
+// (compiled or trained attention) puts most of its weight. `offset`: rows and columns before position 0
+// (1 for a BOS column), which are named as such.
+export function selectionItems(tokens, matrix, { rowTokens = tokens, fill = null, offset = 0, fillTitle = "attention" } = {}) {
+  const name = (i, toks) => (i < offset ? `${i} (BOS)` : `${i - offset} (${formatValue(toks[i])})`);
+  return (matrix || fill).map((row, q) => {
+    const keys = matrix ? row.map((v, k) => (v ? name(k, tokens) : null)).filter((x) => x !== null) : null;
+    let text = `query ${name(q, rowTokens)}: `;
+    if (keys) text += keys.length ? `selects ${keys.length === 1 ? "key" : `${keys.length} keys:`} ${keys.join(", ")}` : "selects no key";
+    if (fill && fill[q]) {
+      let best = 0;
+      fill[q].forEach((v, k) => { if (v > fill[q][best]) best = k; });
+      text += `${keys ? "; " : ""}most ${fillTitle} on key ${name(best, tokens)}, ${fill[q][best].toFixed(2)}`;
+    }
+    return el("li", {}, text);
+  });
+}
+
+// A collapsed "as text" list under a heatmap card (Compile and Train views).
+export function selectionDetails(tokens, matrix, options = {}) {
+  return el("details", { class: "heatmap-text" }, el("summary", {}, "As text: which keys each query selects"),
+    el("ol", {}, ...selectionItems(tokens, matrix, options)));
 }
 
 // Hover text for plotly from lines of plain text (escaped, joined with <br>).
@@ -161,7 +192,7 @@ function belowRows(below, rows, size, m) {
       const cell = el("span", { class: "below-cell", title: `${label}, position ${i}: ${text}` }, readable ? text : "");
       cells.append(cell);
     });
-    below.append(el("div", { class: "below-row", role: "row", "aria-label": label },
+    below.append(el("div", { class: "below-row" },
       cells, el("div", { class: "below-label" }, label)));
   }
   if (!readable) below.append(el("p", { class: "note" }, "Cells are small: hover a cell, or Zoom, to read the values."));
@@ -304,6 +335,7 @@ export function showSelector(doc, nodeId, parts) {
     }
   }
   belowRows(below, rows, size, m);
+  if (parts.list) parts.list.replaceChildren(...selectionItems(tokens, matrix));
 
   const say = (q, k, locked = false) => {
     readout.textContent = `${locked ? "locked: " : ""}${cellText(tokens, matrix, keyValues, queryValues, q, k)}` +

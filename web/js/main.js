@@ -202,6 +202,7 @@ function renderHeatmap() {
   return showSelector(state.doc, id === null ? -1 : id, {
     plot: $("heatmap-plot"), title: $("heatmap-title"), note: $("heatmap-note"), below: $("heatmap-below"),
     scroller: $("heatmap-scroll"), readout: $("heatmap-cell"), box: heatmapBox, onZoom: () => setZoom(true),
+    list: $("heatmap-list"),
   });
 }
 
@@ -239,11 +240,25 @@ function renderAll() {
   renderDiagram($("diagram"), $("diagram-totals"), doc, {
     onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer,
   });
+  labelDiagram($("diagram"));
   renderChips(selectorId);
   renderHeatmap();
   renderTrainForm($("train-form-box"), state);      // the forms follow the program and its inputs (forms.js)
   renderCompileForm($("compile-form-box"), state);
   if (compiled.id && !compileRequested) refreshCompiled();   // the compiled heads on the input shown now
+}
+
+// The diagram for assistive technology: a group (its head boxes are buttons, so not one image), each
+// head's name holding the text it shows.
+function labelDiagram(box) {
+  const svg = box.querySelector("svg");
+  if (svg) svg.setAttribute("role", "group");
+  for (const g of box.querySelectorAll(".head-box")) {
+    // a trailing space ends each line (SVG does not draw it), so the lines read as words, not run together
+    const texts = [...g.querySelectorAll("text")];
+    texts.forEach((t) => { t.textContent = `${t.textContent.trimEnd()} `; });
+    g.setAttribute("aria-label", `${texts.map((t) => t.textContent).join("").trim()}, layer ${g.dataset.layer}`);
+  }
 }
 
 function select(selection, selectorId = null) {

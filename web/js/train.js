@@ -3,7 +3,7 @@
 // model with one layer fewer beside the first, to test the analysis' prediction.
 
 import * as api from "./api.js";
-import { drawHeatmap, hoverLines } from "./heatmap.js";
+import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
 import { followEdits, markEdited, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
@@ -281,10 +281,13 @@ export function renderOverlay(container, compiledAttention) {
     let fill = null;
     if (overlayMode === "trained") fill = att;
     else if (overlayMode === "compiled" && compiledAttention) fill = compiledAttention(sel.selector, ex.tokens);
+    const offset = ex.offset || 0;   // a BOS position first: named BOS, the tokens numbered from 0 as in the Program view
+    const pos = (i) => (i < offset ? "BOS" : `${i - offset} (${formatValue(ex.tokens[i])})`);
     const hover = sel.matrix.map((row, q) => row.map((v, k) => hoverLines([
-      `query ${q} (${formatValue(ex.tokens[q])}) ← key ${k} (${formatValue(ex.tokens[k])})`,
+      `query ${pos(q)} ← key ${pos(k)}`,
       `selector: ${v ? "selected" : "not selected"}`, ...(fill ? [`${overlayMode} attention ${fill[q][k].toFixed(3)}`] : [])])));
-    loadPlotly().then(() => drawHeatmap(plot, { matrix: sel.matrix, fill, tokens: ex.tokens, hover,
+    card.append(selectionDetails(ex.tokens, sel.matrix, { fill, offset, fillTitle: `${overlayMode} attention` }));
+    loadPlotly().then(() => drawHeatmap(plot, { matrix: sel.matrix, fill, tokens: ex.tokens, hover, offset,
       fillTitle: `${overlayMode} attention` }))
       .then(() => { plot.dataset.drawn = "1"; });
   }
