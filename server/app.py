@@ -127,7 +127,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                        cache=ResponseCache(),
                        jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
                                        settings.train_seconds, memory_bytes=settings.train_memory,
-                                       workroot=settings.data_dir / "jobs", warm=settings.train_warm,
+                                       workroot=settings.data_dir / "jobs",
+                                       warm=settings.train_warm if train.torch_available() else 0,   # no torch: no spares
                                        orphan_after=settings.train_orphan_seconds),
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
                        writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"))

@@ -201,3 +201,69 @@ def test_a_stale_program_never_moves_the_editor(guarded, live_server):
     assert page.is_visible("#stale-banner") and "Stale" in page.inner_text("#stale-banner")
     assert page.evaluate("document.querySelector('.cm-editor').getBoundingClientRect().top") == top
     shot(page, "stale-1280x800")
+
+
+# ------------------------------------------------------------------ 7. a server without PyTorch
+
+BLOCK_TORCH = '''"""Test helper: this interpreter (and every process it spawns) has no PyTorch."""
+import sys
+
+
+class _NoTorch:
+    def find_spec(self, name, path=None, target=None):
+        if name == "torch" or name.startswith("torch."):
+            raise ModuleNotFoundError(f"No module named {name!r}", name=name)
+        return None
+
+
+sys.meta_path.insert(0, _NoTorch())
+'''
+
+
+@pytest.fixture(scope="module")
+def server_without_torch(tmp_path_factory):
+    """`rasplay serve` (with its default two warm training processes) where PyTorch cannot be imported."""
+    import os
+
+    from live_server import LiveServer
+
+    blocker = tmp_path_factory.mktemp("no-torch")
+    (blocker / "sitecustomize.py").write_text(BLOCK_TORCH)
+    saved = os.environ.get("PYTHONPATH")
+    os.environ["PYTHONPATH"] = str(blocker)
+    try:
+        s = LiveServer(tmp_path_factory.mktemp("no-torch-data"), "--train-warm", "2")
+    finally:
+        if saved is None:
+            del os.environ["PYTHONPATH"]
+        else:
+            os.environ["PYTHONPATH"] = saved
+    yield s
+    s.stop()
+
+
+def test_without_pytorch_the_server_starts_cleanly_and_the_train_tab_says_so(guarded, server_without_torch):
+    server = server_without_torch
+    health = httpx.get(f"{server.url}/api/v1/health").json()["training"]
+    assert health["available"] is False and health["warm"] + health["warm_starting"] == 0
+    page = guarded.page()
+    ready(page, server.url)
+    page.click("#tab-train")
+    page.wait_for_selector("body[data-training='unavailable']")
+    assert page.is_visible("#train-unavailable")
+    assert "PyTorch" in page.inner_text("#train-unavailable") and "rasplay[train]" in page.inner_text("#train-unavailable")
+    assert page.is_disabled("#train-start") and page.is_disabled("#train-ablate")
+    shot(page, "train-without-torch-1280x800")
+    answer = httpx.post(f"{server.url}/api/v1/train", json={"source": "x = tokens;", "vocab": "ab"})
+    assert answer.status_code == 501 and "rasplay[train]" in answer.json()["error"]["message"]
+    log = server.log_path.read_text()
+    assert "Traceback" not in log and "Error" not in log, log[-2000:]
+
+
+def test_with_pytorch_the_train_tab_offers_training(guarded, live_server):
+    page = guarded.page()
+    ready(page, live_server.url)
+    page.click("#tab-train")
+    page.wait_for_selector("#train-form")
+    page.wait_for_selector("body[data-training='available']")
+    assert page.is_hidden("#train-unavailable") and page.is_enabled("#train-start")

@@ -34,7 +34,10 @@ def torch_available() -> bool:
     (importing it here took 1.9 s of the first Train click and ~200 MB; the jobs import it)."""
     import importlib.util
 
-    return importlib.util.find_spec("torch") is not None
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):   # a broken or blocked installation counts as none
+        return False
 
 
 @router.post("/train", response_model=TrainJob, status_code=202, summary="Start a training job",

@@ -15,8 +15,8 @@ import { applyShared, cancelAddressWrite, linkFor, loadDraft, LinkError, lockAdd
 import { agreementAt, compileInitSpec, compileProgram, compiled, compiledAttentionFor, coverageProblem, forgetCompiled,
   renderAttention, renderCompileForm, renderResidual, renderStudy, renderSummary, runCompiled, studySoft } from "./compile.js";
 import { forgetEdits } from "./forms.js";
-import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
-  startRuns } from "./train.js";
+import { cancelRuns, checkTrainingAvailable, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm,
+  setInitModel, startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
 import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLink, initExercises,
   leaveExercise } from "./exercises.js";
@@ -718,6 +718,7 @@ async function main() {
   await runNow();
   if (state.view !== "program" && $(`view-${state.view}`)) showView(state.view);
   if (embedMode) $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
+  if (!embedMode) checkTrainingAvailable().catch(() => null);   // the Train tab says so when this server cannot train
   document.body.dataset.ready = "1";
   loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
   // hooks for tests and the curious: the state and the run timings

@@ -158,6 +158,19 @@ export async function cancelRuns() {
 
 export const currentRuns = () => runs;
 
+// Whether this server can train (GET /health: PyTorch installed), said on the tab before any click.
+export async function checkTrainingAvailable() {
+  const health = await api.health();
+  const available = health.training.available !== false;
+  const note = document.getElementById("train-unavailable");
+  note.hidden = available;
+  note.textContent = available ? "" : "This server cannot train: PyTorch is not installed on it. Whoever runs the " +
+    "server can add it with pip install 'rasplay[train]' (the train extra) and restart rasplay serve.";
+  for (const id of ["train-start", "train-ablate"]) document.getElementById(id).disabled = !available;
+  document.body.dataset.training = available ? "available" : "unavailable";
+  return available;
+}
+
 // ------------------------------------------------------------------ views
 
 export async function renderCurves(plot, statusBox) {
@@ -219,8 +232,10 @@ function runText(run) {
       `${pct(point.test_seq_acc)} per sequence`
     : "no step yet";
   const best = evals.length ? Math.max(...evals.map((e) => e.test_seq_acc)) : null;
-  const end = run.result && run.result.stopped === "target" ? " · reached the target"
-    : run.result && run.result.stopped === "time" ? " · time budget used up" : "";
+  const end = (run.result && run.result.stopped === "target" ? " · reached the target"
+    : run.result && run.result.stopped === "time" ? " · time budget used up" : "") +
+    (run.result && run.result.last && run.result.last.step !== run.result.final.step
+      ? ` · kept the best checkpoint (step ${run.result.final.step}, ${pct(run.result.final.test_seq_acc)} per sequence)` : "");
   const top = best !== null ? ` · best ${pct(best)} per sequence` : "";
   return `${status}: ${figures}${top}${end} (${since})` +
     (run.job.error ? ` — ${run.job.error}` : "");
@@ -249,9 +264,11 @@ export function renderOverlay(container, compiledAttention) {
       `on ${JSON.stringify(ex.tokens)}; the program's ${ex.output} needs ${ex.program_layers} layers.`));
   } else if (run) {
     ex = run.result.example;
-    const m = run.result.final;
-    container.append(el("p", { class: "note" },
-      `${run.label}: held-out accuracy ${(100 * m.test_acc).toFixed(1)}% per position, ${(100 * m.test_seq_acc).toFixed(1)}% per sequence. ` +
+    const m = run.result.final, last = run.result.last;
+    const kept = last && last.step !== m.step
+      ? ` (the best checkpoint, step ${m.step}, is the model shown; the last step, ${last.step}, had ${(100 * last.test_seq_acc).toFixed(1)}%)` : "";
+    container.append(el("p", { class: "note", id: "train-kept" },
+      `${run.label}: held-out accuracy ${(100 * m.test_acc).toFixed(1)}% per position, ${(100 * m.test_seq_acc).toFixed(1)}% per sequence${kept}. ` +
       `On ${JSON.stringify(ex.input)}: model → ${ex.prediction.map(formatValue).join(" ")}; program → ${ex.target.map(formatValue).join(" ")}.`));
   } else {
     return;
