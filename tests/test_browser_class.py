@@ -267,3 +267,54 @@ def test_with_pytorch_the_train_tab_offers_training(guarded, live_server):
     page.wait_for_selector("#train-form")
     page.wait_for_selector("body[data-training='available']")
     assert page.is_hidden("#train-unavailable") and page.is_enabled("#train-start")
+
+
+# ------------------------------------------------------------------ 5. presenter mode from the back of a room
+
+SMALLEST_TEXTS = """() => { const out = []; const walker = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+  while (walker.nextNode()) { const t = walker.currentNode; const e = t.parentElement;
+    if (!t.textContent.trim() || t.textContent.trim() === '●' || !e || !e.checkVisibility()) continue;
+    if (e.closest('#diagram')) continue;   // the diagram scales with its panel (diagram.js)
+    const r = e.getBoundingClientRect(); if (!r.width || r.bottom < 0 || r.top > innerHeight) continue;
+    let size = parseFloat(getComputedStyle(e).fontSize);
+    if (e.closest('svg')) { const m = e.getScreenCTM(); if (m) size *= Math.hypot(m.a, m.b); }
+    out.push([Math.round(size * 10) / 10, (e.id || e.tagName) + ': ' + t.textContent.trim().slice(0, 24)]); }
+  return out.sort((a, b) => a[0] - b[0]).slice(0, 5); }"""
+
+
+@pytest.mark.parametrize("size", [(1920, 1080), (1280, 720)])
+def test_presenter_text_is_large_the_heatmap_fills_its_panel_and_the_editor_follows_the_layer(browser, live_server, size):
+    g = Guarded(browser)
+    try:
+        page = g.page()
+        page.set_viewport_size({"width": size[0], "height": size[1]})
+        ready(page, live_server.url)
+        load_example(page, "dyck2")
+        page.evaluate("document.getElementById('toast').hidden = true")
+        page.click("#present-btn")
+        for layer in (1, 2, 3):
+            if layer > 1:
+                before = int(page.evaluate("Number(document.getElementById('heatmap-plot').dataset.drawn)"))
+                page.keyboard.press("ArrowRight")
+                page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
+            page.wait_for_function(f"() => document.getElementById('layer-label').textContent === 'Layer {layer} of 4'")
+            # every text readable from the back of a room: 24 px at 1920 wide, scaled with the window
+            smallest = page.evaluate(SMALLEST_TEXTS)
+            assert smallest[0][0] >= 24 * size[0] / 1920 - 0.5, smallest
+            # the heatmap fills its panel (in height or in width)
+            fill = page.evaluate("""() => { const s = document.getElementById('heatmap-scroll');
+                const p = document.querySelector('#heatmap-plot .main-svg').getBoundingClientRect();
+                return Math.max(p.height / s.clientHeight, p.width / s.clientWidth); }""")
+            assert fill >= 0.85, fill
+            # the editor shows the stepped layer's definitions, marked
+            marked = page.evaluate("""() => [...document.querySelectorAll('.cm-marked-line')].map(l => {
+                const r = l.getBoundingClientRect(), box = document.querySelector('.cm-scroller').getBoundingClientRect();
+                return {text: l.textContent, inside: r.top >= box.top - 1 && r.top < box.bottom}; })""")
+            assert marked and marked[0]["inside"], marked
+            names = {3: "partner", 2: "same_depth_opens", 1: "prefix"}
+            assert any(m["text"].startswith(names[layer]) for m in marked), (layer, marked)
+        shot(page, f"present-{size[0]}x{size[1]}-layer3")
+        page.keyboard.press("Escape")
+        assert page.locator(".cm-marked-line").count() == 0
+    finally:
+        g.close()

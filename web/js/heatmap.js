@@ -19,9 +19,9 @@ function cellSize(n) {
 }
 
 // The cell size that fits an n x m matrix (with its labels and width column) into `box` px.
-export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL) {
-  const w = Math.floor((box.width - LABEL_ROOM - side - 24) / Math.max(m, 1));
-  const h = Math.floor((box.height - LABEL_ROOM - TOP_ROOM - 14) / Math.max(n, 1));
+export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL, labelRoom = LABEL_ROOM) {
+  const w = Math.floor((box.width - labelRoom - side - 24) / Math.max(m, 1));
+  const h = Math.floor((box.height - labelRoom - TOP_ROOM - 14) / Math.max(n, 1));
   return Math.max(MIN_CELL, Math.min(largest, w, Math.max(h, MIN_CELL)));
 }
 
@@ -31,9 +31,14 @@ function tickLabels(tokens, prefix, offset = 0) {
   return tokens.map((t, i) => (i < offset ? `${prefix} BOS` : `${prefix}${i - offset} ${plotlyText(formatValue(t))}`));
 }
 
+// The room left of and below the matrix for labels of `font` px (presenter mode: larger type).
+export function labelRoomFor(font) {
+  return font ? Math.max(LABEL_ROOM, Math.round(font * 5.6)) : LABEL_ROOM;
+}
+
 // Show every label when cells are large enough to read, else every step-th one.
-function ticks(labels, size) {
-  const step = size >= 12 ? 1 : Math.ceil(12 / size);
+function ticks(labels, size, font = 12) {
+  const step = size >= font ? 1 : Math.ceil(font / size);
   const shown = labels.filter((_, i) => i % step === 0);
   return { tickmode: "array", tickvals: shown, ticktext: shown };
 }
@@ -43,7 +48,8 @@ function ticks(labels, size) {
 // it with hoverLines(), which escapes the text in it. `size`: px per cell (default: from the matrix
 // size). The matrix starts LABEL_ROOM px from the left, one column every `size` px.
 export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tokens, hover, widths = null,
-  fillTitle = "attention", title = "", size = null, offset = 0 }) {
+  fillTitle = "attention", title = "", size = null, offset = 0, labelFont = null }) {
+  const labelRoom = labelRoomFor(labelFont);
   const n = rowTokens.length, m = tokens.length;
   size = size || cellSize(Math.max(n, m));
   const x = tickLabels(tokens, "k", offset), y = tickLabels(rowTokens, "q", offset);
@@ -70,27 +76,29 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
     traces.push({
       type: "heatmap", z: widths.map((w) => [w]), x: ["width"], y, xaxis: "x2", yaxis: "y",
       colorscale: [[0, "#ffffff"], [1, "#fff3d6"]], showscale: false, texttemplate: size >= 10 ? "%{z}" : "",
+      textfont: labelFont ? { size: labelFont } : undefined,
       hovertemplate: "query %{y}: selects %{z} keys<extra></extra>", xgap: 1, ygap: gaps,
     });
   }
-  const plotWidth = m * size, sideWidth = widths ? SIDE : 0;
+  const side = labelFont ? Math.max(SIDE, labelFont * 2.4) : SIDE;
+  const plotWidth = m * size, sideWidth = widths ? side : 0;
   const area = plotWidth + sideWidth;
   const right = 10 + (fill ? 70 : 0);
   const top = (title ? 34 : 0) + TOP_ROOM;   // room for plotly's mode bar above the cells
-  const font = size < 12 ? 9 : size >= 40 ? 15 : 11;
+  const font = labelFont || (size < 12 ? 9 : size >= 40 ? 15 : 11);
   const layout = {
-    width: LABEL_ROOM + area + right,
-    height: n * size + LABEL_ROOM + top,
-    margin: { l: LABEL_ROOM, r: right, t: top, b: LABEL_ROOM, pad: 0 },
+    width: labelRoom + area + right,
+    height: n * size + labelRoom + top,
+    margin: { l: labelRoom, r: right, t: top, b: labelRoom, pad: 0 },
     title: title ? { text: plotlyText(title), font: { size: 13 }, x: 0, xanchor: "left", xref: "paper" } : undefined,
     xaxis: { domain: [0, plotWidth / area], side: "bottom", tickangle: -45, title: { text: "keys", standoff: 4 },
-      fixedrange: false, tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(x, size) },
+      fixedrange: false, tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(x, size, labelFont || 12) },
     yaxis: { autorange: "reversed", title: { text: "queries", standoff: 4 },
-      tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(y, size) },
-    xaxis2: { domain: [(plotWidth + 4) / area, 1], showticklabels: true, fixedrange: true, tickfont: { size: 10 } },
+      tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(y, size, labelFont || 12) },
+    xaxis2: { domain: [(plotWidth + 4) / area, 1], showticklabels: true, fixedrange: true, tickfont: { size: labelFont || 10 } },
     shapes,
     plot_bgcolor: "#fff", paper_bgcolor: "#fff",
-    font: { family: "system-ui, DejaVu Sans, sans-serif", size: 12 },
+    font: { family: "system-ui, DejaVu Sans, sans-serif", size: labelFont || 12 },
   };
   if (!widths) delete layout.xaxis2;
   plot.dataset.cell = String(size);
@@ -308,12 +316,15 @@ export function showSelector(doc, nodeId, parts) {
   const widths = matrix.map((row) => row.reduce((a, b) => a + Number(b), 0));
   const n = matrix.length, m = tokens.length;
   const room = parts.box();
-  const fitted = fitCell(n, m, room, SIDE, room.tight ? 56 : MAX_CELL);   // presenter mode: up to 56 px cells
+  // presenter mode: cells as large as the panel allows, labels in the room's type size
+  const side = room.font ? Math.max(SIDE, room.font * 2.4) : SIDE;
+  const fitted = fitCell(n, m, room, side, room.tight ? 400 : MAX_CELL, labelRoomFor(room.font));
   const size = heatmapView.zoom ? Math.max(READABLE, fitted) : fitted;
   plot.dataset.mode = heatmapView.zoom ? "zoom" : "fit";
   const target = heatmapView.cursor && heatmapView.cursor[0] < n && heatmapView.cursor[1] < m
     ? heatmapView.cursor : firstSelected(matrix);
-  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths, size })
+  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths, size,
+    labelFont: room.font || null })
     .then(() => {
       plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
       if (target) scrollToCell(parts.scroller, size, target[0], target[1]);

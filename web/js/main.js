@@ -187,7 +187,9 @@ function heatmapBox() {
   const width = scroller.clientWidth || 500;
   const presenting = document.body.classList.contains("presenting");
   const height = presenting ? scroller.clientHeight : Math.max(260, Math.min(width, window.innerHeight * 0.7));
-  return { width, height: Math.max(height, 160), tight: presenting };
+  // presenter mode: labels readable from the back of a room (24 px at 1920 wide, scaled below)
+  const font = presenting ? Math.round(Math.max(16, Math.min(24, window.innerWidth / 80))) : null;
+  return { width, height: Math.max(height, 160), tight: presenting, font };
 }
 
 function setZoom(on) {
@@ -454,9 +456,10 @@ function setPresenting(on) {
   presentLayer = on ? 1 : null;
   if (on) {
     showView("program");
-    stepLayer(0);
     editor.showLine(Math.max(1, firstCodeLine(state.source) - 1));   // the code, not only the header
+    stepLayer(0);
   } else {
+    editor.markLines([]);
     renderAll();
   }
 }
@@ -473,6 +476,17 @@ function stepLayer(delta) {
   const row = $("values").querySelector("tr.hot");
   if (row) row.scrollIntoView({ block: "nearest" });
   $("heatmap-title").scrollIntoView({ block: "nearest" });
+  editor.markLines(layerLines(presentLayer));   // and the layer's definitions, marked, in the editor
+}
+
+// The program's lines that define the operations of a layer (from the analysis' source spans).
+function layerLines(layer) {
+  const lines = [];
+  for (const node of state.doc.analysis.graph.nodes) {
+    if (node.layer !== layer || node.source !== "<program>" || !node.span) continue;
+    for (let l = node.span.line; l <= (node.span.end_line || node.span.line); l++) lines.push(l);
+  }
+  return lines;
 }
 
 // ------------------------------------------------------------------ loading programs
