@@ -318,3 +318,65 @@ def test_presenter_text_is_large_the_heatmap_fills_its_panel_and_the_editor_foll
         assert page.locator(".cm-marked-line").count() == 0
     finally:
         g.close()
+
+
+# ------------------------------------------------------------------ 6. embeds in a 640x480 iframe
+
+IN_VIEW = """(sel) => { const e = document.querySelector(sel); if (!e) return false; const r = e.getBoundingClientRect();
+    return r.width > 0 && r.height > 0 && r.top >= 0 && r.left >= 0 && r.top < innerHeight - 40 && r.right <= innerWidth + 1; }"""
+
+
+def embed_frame(host, link):
+    host.set_viewport_size({"width": 700, "height": 540})
+    host.goto(link)
+    inner = next(f for f in host.frames if "/embed" in f.url)
+    inner.wait_for_selector("body[data-ready='1']", timeout=30000)
+    return inner
+
+
+def test_a_640x480_embed_shows_the_code_values_and_heatmap_and_an_exercise_is_solved_in_place(guarded, live_server):
+    from test_browser_classroom import course_page
+
+    page = guarded.page()
+    ready(page, live_server.url)
+    load_example(page, "sort_stable")   # a long comment header
+    page.click("#embed-btn")
+    page.wait_for_selector("#toast a")
+    link = page.get_attribute("#toast a", "href")
+    host = guarded.page()
+    with course_page(f'<body style="margin:0"><iframe id="f" src="{link}" width="640" height="480" '
+                     'style="border:0"></iframe></body>') as url:
+        inner = embed_frame(host, url)
+        inner.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=30000)
+        # on the first screen: the code (the header comments scrolled past), the values and the heatmap
+        first = inner.evaluate("""() => { const box = document.querySelector('.cm-scroller').getBoundingClientRect();
+            const l = [...document.querySelectorAll('.cm-line')].find(l => { const r = l.getBoundingClientRect();
+                return r.top >= box.top - 1 && r.bottom <= box.bottom + 1; }); return l ? l.textContent : ''; }""")
+        assert not first.startswith("#"), first
+        for sel in (".values-table tbody tr", "#heatmap-plot .main-svg", "#open-in-rasplay"):
+            assert inner.evaluate(IN_VIEW, sel), sel
+        assert inner.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
+        host.screenshot(path=ARTIFACTS / "class-embed-640x480.png")
+    # an exercise embed that the teacher's link asks to be solved in place: its task, an editable editor, Check
+    solve = f"{live_server.url}/embed?solve=1#x=reverse"
+    with course_page(f'<body style="margin:0"><iframe id="f" src="{solve}" width="640" height="480" '
+                     'style="border:0"></iframe></body>') as url:
+        inner = embed_frame(host, url)
+        for sel in ("#exercise-task", "#check-btn", ".cm-content"):
+            assert inner.evaluate(IN_VIEW, sel), sel
+        assert inner.get_attribute(".cm-content", "contenteditable") == "true"
+        inner.click(".cm-content")
+        inner.press(".cm-content", "Control+a")
+        inner.locator(".cm-content").press_sequentially("flip = select(indices, length - indices - 1, ==);\n"
+                                                        "reverse = aggregate(flip, tokens);")
+        inner.click("#check-btn")
+        inner.wait_for_function("() => Number(document.body.dataset.checks || 0) > 0", timeout=30000)
+        assert inner.get_attribute("#exercise-result .verdict", "data-status") == "pass"
+        inner.wait_for_function("() => { const c = document.querySelector('.values-table tr[data-name=reverse] td.layer');"
+                                " return c && c.textContent === 'L2'; }", timeout=30000)
+        host.screenshot(path=ARTIFACTS / "class-embed-exercise-640x480.png")
+    # without ?solve the exercise embed stays read-only
+    with course_page(f'<body style="margin:0"><iframe id="f" src="{live_server.url}/embed#x=reverse" width="640" '
+                     'height="480" style="border:0"></iframe></body>') as url:
+        inner = embed_frame(host, url)
+        assert inner.is_hidden("#check-btn") and inner.get_attribute(".cm-content", "contenteditable") == "false"

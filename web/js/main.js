@@ -23,6 +23,8 @@ import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLi
 
 const $ = (id) => document.getElementById(id);
 const embedMode = location.pathname.replace(/\/+$/, "") === "/embed";
+// `/embed?solve=1#x=ID`: an exercise embed a student solves in place (editable, with Check)
+const solveMode = embedMode && new URLSearchParams(location.search).has("solve");
 let editor = null;
 let runSeq = 0;
 let runTimer = null;
@@ -670,7 +672,8 @@ function wire() {
     } catch (e) { toast(e.message); }
   });
   $("embed-btn").addEventListener("click", async () => {
-    const link = state.exercise ? exerciseLink(state.exercise.id, "/embed") : await embedLink();
+    // an exercise's embed is solved in place (editable, with Check): /embed?solve=1#x=ID
+    const link = state.exercise ? exerciseLink(state.exercise.id, "/embed?solve=1") : await embedLink();
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
     toast((await copyText(snippet)) ? "Embed code copied; the embed link:" : "Embed link:", link);
   });
@@ -707,9 +710,11 @@ function wire() {
 async function main() {
   if (embedMode) {
     document.body.classList.add("embed");
+    document.body.classList.toggle("solve", solveMode);
     $("embed-bar").hidden = false;
   }
-  initExercises({ editor: () => editor, runNow, toast, embedMode, openExercise, leave: leaveToDraft });
+  initExercises({ editor: () => editor, runNow, toast, embedMode: embedMode && !(solveMode && exerciseIdFromHash()),
+    openExercise, leave: leaveToDraft });
   const exerciseId = exerciseIdFromHash();
   let exerciseOpened = false;
   if (exerciseId) {
@@ -717,7 +722,7 @@ async function main() {
   }
   if (!exerciseOpened) await initialState();
   editor = await createEditor($("editor"), {
-    initial: state.source, readOnly: embedMode,
+    initial: state.source, readOnly: embedMode && !(solveMode && state.exercise),
     onChange: (text) => {
       state.source = text;
       if (state.compiled) { state.compiled = false; resetCompiled(); }
@@ -731,7 +736,10 @@ async function main() {
   compileRequested = state.compiled;
   await runNow();
   if (state.view !== "program" && $(`view-${state.view}`)) showView(state.view);
-  if (embedMode) $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
+  if (embedMode) {
+    $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
+    editor.showLine(firstCodeLine(state.source));   // a small frame opens on the code, the header comments scrolled past
+  }
   if (!embedMode) checkTrainingAvailable().catch(() => null);   // the Train tab says so when this server cannot train
   document.body.dataset.ready = "1";
   loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
