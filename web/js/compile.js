@@ -199,9 +199,9 @@ export async function renderStudy(plot, note, beta) {
   if (beta) shapes.push({ type: "line", x0: beta, x1: beta, y0: 0, y1: 1, yref: "paper", line: { color: "#E69F00" } });
   await Plotly.react(plot, traces, {
     height: 280, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.3 },
-    xaxis: { type: "log", title: { text: "β (inverse temperature)" } },
-    yaxis: { title: { text: "agreement" }, range: [0, 1.02] },
-    yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero" },
+    xaxis: { type: "log", title: { text: "β (inverse temperature)" }, dtick: 1, exponentformat: "power" },
+    yaxis: { title: { text: "agreement" }, range: [0, 1.02], tickformat: ".0%", dtick: 0.25 },
+    yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero", nticks: 4 },
     shapes,
   }, plotlyConfig());
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);

@@ -48,8 +48,10 @@ function toast(message, link = null, action = null) {
   }
   box.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { box.hidden = true; }, link || action ? 12000 : 5000);
+  toastTimer = setTimeout(() => { box.hidden = true; }, link || action ? 10000 : 5000);
 }
+// a click anywhere else puts the message away (it never stays over what the user turns to)
+document.addEventListener("pointerdown", (e) => { if (!$("toast").contains(e.target)) $("toast").hidden = true; }, true);
 
 // A message on the page itself (a link that could not be opened): stays until closed.
 function notice(message) {

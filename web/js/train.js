@@ -190,9 +190,11 @@ export async function renderCurves(plot, statusBox) {
   });
   await Plotly.react(plot, traces, {
     height: 300, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.25, font: { size: 11 } },
-    xaxis: { title: { text: "step" } }, yaxis: { title: { text: "held-out accuracy" }, range: [0, 1.02] },
+    // few ticks, accuracy in percent: readable axes
+    xaxis: { title: { text: "step" }, nticks: 6 }, yaxis: { title: { text: "held-out accuracy" }, range: [0, 1.02],
+      tickformat: ".0%", dtick: 0.25 },
     yaxis2: { title: { text: "loss" }, overlaying: "y", side: "right", type: "log", dtick: 1, exponentformat: "power",
-      showgrid: false },
+      showgrid: false, nticks: 4 },
   }, plotlyConfig({ responsive: true }));
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   statusBox.replaceChildren(...runs.map((run, i) => {
