@@ -380,3 +380,48 @@ def test_a_640x480_embed_shows_the_code_values_and_heatmap_and_an_exercise_is_so
                      'height="480" style="border:0"></iframe></body>') as url:
         inner = embed_frame(host, url)
         assert inner.is_hidden("#check-btn") and inner.get_attribute(".cm-content", "contenteditable") == "false"
+
+
+# ------------------------------------------------------------------ 5b. zoom in the normal view
+
+def test_zooming_the_page_keeps_the_two_column_layout(browser, live_server):
+    """Ctrl + at 150% on a 1920x1080 screen is a 1280x720 page drawn at 1.5 device pixels per pixel."""
+    g = Guarded(browser, device_scale_factor=1.5)
+    try:
+        page = g.page()
+        page.set_viewport_size({"width": 1280, "height": 720})
+        ready(page, live_server.url)
+        columns = page.evaluate("getComputedStyle(document.querySelector('.layout')).gridTemplateColumns.split(' ').length")
+        assert columns == 2
+        assert page.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
+        assert page.evaluate("parseFloat(getComputedStyle(document.querySelector('.values-table')).fontSize) * devicePixelRatio") >= 19
+        shot(page, "zoom150-1920x1080")
+    finally:
+        g.close()
+
+
+# ------------------------------------------------------------------ 9. smaller things
+
+def test_small_things_empty_strings_toast_help_and_one_numbering(guarded, live_server):
+    page = guarded.page()
+    page.set_viewport_size({"width": 1366, "height": 768})
+    ready(page, live_server.url)
+    # an empty string is a visible mark, not a blank cell
+    set_program(page, 'e = aggregate(select(indices, indices - 1, ==), tokens, "");')
+    cells = page.locator(".values-table tr[data-name='e'] td:not(.layer)").all_text_contents()
+    assert cells[0] == '""' and all(c.strip() for c in cells), cells
+    # the "loaded example" message never covers the heatmap, and goes at the next click elsewhere
+    load_example(page, "sort_stable")
+    assert page.is_visible("#toast")
+    overlap = page.evaluate("""() => { const a = document.getElementById('toast').getBoundingClientRect();
+        const b = document.getElementById('heatmap-scroll').getBoundingClientRect();
+        return !(a.right <= b.left || a.left >= b.right || a.bottom <= b.top || a.top >= b.bottom); }""")
+    assert not overlap
+    page.click("#values")
+    assert page.is_hidden("#toast")
+    # help: the paper, the API docs, the language reference
+    page.click("#keys-btn")
+    links = page.eval_on_selector_all("#help-links a", "as => as.map(a => a.getAttribute('href'))")
+    assert "/docs" in links and any("arxiv.org" in x for x in links)
+    assert "docs/language.md" in page.inner_text("#help-links")
+    page.keyboard.press("Escape")
