@@ -53,6 +53,16 @@ def analyze_nodes(interp: Interpretation, roots: list[Node]) -> dict:
             node_head[n.id] = head_of[key]
             heads[layer - 1][head_of[key]]["ops"].append(n.id)
 
+    # heads that would share a name (an unnamed selector used twice, e.g. inside `sort`) are told apart by
+    # what they compute
+    by_name: dict[str, int] = {}
+    for head in (h for layer_heads in heads for h in layer_heads):
+        by_name[head["name"]] = by_name.get(head["name"], 0) + 1
+    by_id = {n.id: n for n in nodes}
+    for head in (h for layer_heads in heads for h in layer_heads):
+        if by_name[head["name"]] > 1 and head["ops"]:
+            head["name"] = f"{head['name']} (for {', '.join(interp.display_name(by_id[i]) for i in head['ops'])})"
+
     selector_place: dict[int, tuple[int, int | None]] = {}
     for (layer, sel_id), slot in sorted(head_of.items()):
         selector_place.setdefault(sel_id, (layer, slot))
