@@ -674,10 +674,11 @@ function wire() {
     } catch (e) { toast(e.message); }
   });
   $("embed-btn").addEventListener("click", async () => {
-    // an exercise's embed is solved in place (editable, with Check): /embed?solve=1#x=ID
-    const link = state.exercise ? exerciseLink(state.exercise.id, "/embed?solve=1") : await embedLink();
+    const link = state.exercise ? exerciseLink(state.exercise.id, "/embed") : await embedLink();
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
-    toast((await copyText(snippet)) ? "Embed code copied; the embed link:" : "Embed link:", link);
+    // an exercise's embed can be solved in place (editable, with Check): /embed?solve=1#x=ID
+    const solve = state.exercise ? ` (read-only; ${exerciseLink(state.exercise.id, "/embed?solve=1")} lets students solve it in the frame)` : "";
+    toast(`${(await copyText(snippet)) ? "Embed code copied; the embed link" : "Embed link"}${solve}:`, link);
   });
   $("heatmap-fit").addEventListener("click", () => setZoom(false));
   $("heatmap-zoom").addEventListener("click", () => setZoom(true));
