@@ -195,8 +195,10 @@ def test_clicking_a_head_or_a_name_brings_its_heatmap_into_view(browser, live_se
 def test_a_stale_program_never_moves_the_editor(guarded, live_server):
     page = guarded.page()
     ready(page, live_server.url)
+    good = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nr = aggregate(flip, tokens);"
+    set_program(page, good)
     top = page.evaluate("document.querySelector('.cm-editor').getBoundingClientRect().top")
-    set_program(page, "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nr = aggregate(flip,")
+    set_program(page, good[:-len(" tokens);")])   # a pause mid-statement
     page.wait_for_function("() => document.body.classList.contains('stale')")
     assert page.is_visible("#stale-banner") and "Stale" in page.inner_text("#stale-banner")
     assert page.evaluate("document.querySelector('.cm-editor').getBoundingClientRect().top") == top
