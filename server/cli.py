@@ -254,7 +254,8 @@ def cmd_train(args) -> int:
           f"{result['params']:,} parameters; {result['steps']} steps in {result['elapsed']:.1f} s "
           f"(stopped: {result['stopped']})")
     d = result["data"]
-    print(f"held-out accuracy: {_pct(f['test_acc'])} per position, {_pct(f['test_seq_acc'])} per sequence "
+    best = f" (the best checkpoint, step {f['step']}, kept)" if result.get("last", f)["step"] != f["step"] else ""
+    print(f"held-out accuracy: {_pct(f['test_acc'])} per position, {_pct(f['test_seq_acc'])} per sequence{best} "
           f"({d['test']} inputs; trained on {d['train']}; {d['dropped']} sampled inputs dropped)")
     _print_matches(result["matches"])
     ex = result["example"]
