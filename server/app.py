@@ -130,8 +130,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                        cache=ResponseCache(),
                        jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
                                        settings.train_seconds, memory_bytes=settings.train_memory,
-                                       workroot=settings.data_dir / "jobs", warm=settings.train_warm,
-                                       per_client=settings.client_jobs),
+                                       workroot=settings.data_dir / "jobs",
+                                       warm=settings.train_warm if train.torch_available() else 0,   # no torch: no spares
+                                       per_client=settings.client_jobs, orphan_after=settings.train_orphan_seconds),
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
                        writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"),
                        checks_per_client=RateLimit(settings.checks_per_minute, "exercise checks"),

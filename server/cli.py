@@ -154,7 +154,7 @@ def cmd_serve(args) -> int:
         max_source_chars=args.max_source_chars, max_body_bytes=args.max_body_bytes,
         cors_origins=tuple(args.cors_origin or ()), embed_origins=tuple(args.embed_origin or ()),
         train_jobs=args.train_jobs or Settings().train_jobs, train_queue=args.train_queue,
-        train_seconds=args.train_seconds, train_warm=args.train_warm, heavy_workers=args.heavy_workers or 0,
+        train_seconds=args.train_seconds, train_orphan_seconds=args.train_orphan_seconds, train_warm=args.train_warm, heavy_workers=args.heavy_workers or 0,
         client_heavy=args.client_heavy, queue_seconds=args.queue_seconds, writes_per_minute=args.writes_per_minute,
         client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute,
         header_seconds=args.header_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
@@ -268,7 +268,8 @@ def cmd_train(args) -> int:
           f"{result['params']:,} parameters; {result['steps']} steps in {result['elapsed']:.1f} s "
           f"(stopped: {result['stopped']})")
     d = result["data"]
-    print(f"held-out accuracy: {_pct(f['test_acc'])} per position, {_pct(f['test_seq_acc'])} per sequence "
+    best = f" (the best checkpoint, step {f['step']}, kept)" if result.get("last", f)["step"] != f["step"] else ""
+    print(f"held-out accuracy: {_pct(f['test_acc'])} per position, {_pct(f['test_seq_acc'])} per sequence{best} "
           f"({d['test']} inputs; trained on {d['train']}; {d['dropped']} sampled inputs dropped)")
     _print_matches(result["matches"])
     ex = result["example"]
@@ -516,6 +517,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "PyTorch loaded, so that a job starts at once (default 2: a model and its ablation; 0: none)")
     p.add_argument("--train-queue", type=int, default=4, help="training jobs that may wait (default 4)")
     p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600)")
+    p.add_argument("--train-orphan-seconds", type=float, default=30, help="a training job that no page follows (no "
+                   "event stream, no status asked) for this long is cancelled: its page was closed (default 30)")
     p.add_argument("--train-memory", default="2GiB",
                    help="memory of a training job: estimated before queueing (422 when over) and enforced (default 2GiB)")
     p.add_argument("--queue-seconds", type=float, default=10.0,

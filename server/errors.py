@@ -34,6 +34,12 @@ async def _validation(request: Request, exc: RequestValidationError) -> JSONResp
         e = next(e for e in errors if e.get("type") == "json_invalid")
         ctx = e.get("ctx") or {}
         return error_response(400, "bad_request", f"the body is not valid JSON ({ctx.get('error', 'parse error')})")
+    content_type = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if request.method in ("POST", "PUT", "PATCH") and content_type != "application/json" and \
+            any(tuple(e.get("loc", ()))[:1] == ("body",) for e in errors):
+        got = f"it came as {content_type}" if content_type else "it came without a content-type"
+        return error_response(422, "validation", "send the request body as JSON with the header "
+                                                 f"content-type: application/json ({got})")
     details = [{"field": ".".join(str(p) for p in e.get("loc", ()) if p != "body"), "problem": e.get("msg", "")}
                for e in errors[:20]]
     message = "; ".join(_describe(e) for e in errors[:3]) + (" …" if len(errors) > 3 else "")

@@ -104,6 +104,12 @@ class Job:
     warm: bool = False                 # it started in a warm spare process
     workdir: str | None = None
     changed: asyncio.Event = field(default_factory=asyncio.Event)
+    readers: int = 0                   # event streams open on it now
+    seen: float = field(default_factory=time.monotonic)   # when a client last asked about it
+
+    def touch(self) -> None:
+        """A client asked about this job: it is still wanted (see JobManager's `orphan_after`)."""
+        self.seen = time.monotonic()
 
     def public(self) -> dict:
         return {"id": self.id, "status": self.status, "events": len(self.events), "error": self.error,
@@ -118,19 +124,22 @@ class Job:
 class JobManager:
     def __init__(self, runner_path: str, max_running: int, max_queued: int, time_limit: float, keep: int = 64,
                  memory_bytes: int | None = None, workroot: str | os.PathLike | None = None, warm: int = 0,
-                 per_client: int = 0):
+                 per_client: int = 0, orphan_after: float | None = None):
         """`per_client`: jobs one client may have queued or running at once (0: no limit of its own); it
         never exceeds all the places but one (running and queued), so that one client always leaves room
         for others, and queued jobs start in turn across clients (the client with the fewest running
         first). `workroot`: where the jobs' temporary directories go (default: the system's temporary
         directory); what a previous server left there (killed with its jobs) is removed now. `warm`:
-        spare processes kept started (imports done), so that a job starts at once."""
+        spare processes kept started (imports done), so that a job starts at once. `orphan_after`:
+        a job that no client follows (no event stream open, no status asked) for that many seconds is
+        cancelled (its page was closed), so that it does not hold a slot others wait for."""
         self.runner_path = runner_path
         self.max_running, self.max_queued, self.time_limit, self.keep = max_running, max_queued, time_limit, keep
         self.memory_bytes = memory_bytes
         self.warm = warm
         places = max_running + max_queued
         self.per_client = min(per_client or places, max(1, places - 1))
+        self.orphan_after = orphan_after
         self._spares: list[tuple[mp.Process, Connection]] = []
         self._ready: set[int] = set()   # pids of spares that said they are ready
         self.workroot = os.fspath(workroot) if workroot is not None else None
@@ -156,6 +165,8 @@ class JobManager:
         self._queue.append(job)
         self._forget_old()
         self._schedule()
+        if self.orphan_after:
+            asyncio.get_running_loop().call_later(self.orphan_after, self._cancel_if_orphaned, job)
         return job
 
     def jobs_of(self, client: str) -> int:
@@ -270,6 +281,16 @@ class JobManager:
         if self.memory_bytes:
             loop.call_later(MEMORY_CHECK_INTERVAL, self._watch_memory, job)
         job.notify()
+
+    def _cancel_if_orphaned(self, job: Job) -> None:
+        if job.status in FINISHED:
+            return
+        idle = time.monotonic() - job.seen
+        if job.readers == 0 and idle >= self.orphan_after:
+            self.cancel(job)   # (nobody is left to read why: the page that started it is gone)
+            return
+        wait = self.orphan_after if job.readers else self.orphan_after - idle
+        asyncio.get_running_loop().call_later(max(wait, 0.05), self._cancel_if_orphaned, job)
 
     def _watch_memory(self, job: Job) -> None:
         if job.status != "running":

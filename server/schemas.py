@@ -174,7 +174,8 @@ class Health(BaseModel):
     version: str
     workers: int
     limits: dict[str, Any]
-    training: dict[str, Any] = Field(description="training jobs running and queued, and their limits")
+    training: dict[str, Any] = Field(description="training jobs running and queued, and their limits; `available`: "
+                                                 "whether this server can train (PyTorch installed: the train extra)")
     cache: dict[str, int] = Field(description="the response cache of /evaluate and /analyze: entries, hits, misses")
     pools: dict[str, Any] = Field(description="per worker pool (evaluation, heavy): live workers, each worker's "
                                               "resident memory in bytes, workers replaced (by cause), the share "

@@ -64,6 +64,7 @@ class Settings:
     train_queue: int = 4                # training jobs waiting; more are refused (429)
     client_jobs: int = 2                # training jobs one client may have queued or running (never all places)
     train_seconds: float = 600.0        # a training job's time limit
+    train_orphan_seconds: float = 30.0  # a job no page follows (event stream closed, no status asked) is cancelled after this
     heavy_workers: int = 0              # worker processes for compiler work (0: half the evaluation workers, >= 1)
     worker_memory: int = 1 << 30        # memory one request may take on top of an idle worker
     worker_keep: int = 256 << 20        # memory a worker may keep (caches) between requests

@@ -460,11 +460,12 @@ def test_compile_tab_summary_heads_residual_beta_and_weights(guarded, live_serve
     # the compiled flip head next to the selector: BOS row/column first, selector cells outlined
     data = page.evaluate("(() => { const p = document.querySelectorAll('#compile-attention .overlay-plot')[1];"
                          " return {z: p.data[0].z, x: p.data[0].x, shapes: p.layout.shapes.length}; })()")
-    assert data["x"][0] == "k0 &lt;bos&gt;" and len(data["z"]) == 6 and data["shapes"] == 5
+    # one numbering with the Program view: the BOS column is named BOS, the first token is position 0
+    assert data["x"][:2] == ["k BOS", "k0 h"] and len(data["z"]) == 6 and data["shapes"] == 5
     assert [row.index(max(row)) for row in data["z"][1:]] == [5, 4, 3, 2, 1]
     ticks = page.locator("#compile-attention .overlay-plot").nth(1).locator(".xtick text").all_text_contents()
-    assert ticks[0] == "k0 <bos>"   # the token shown as text (plotly reads its markup from the label)
-    assert "Column 0 is the BOS token" in page.inner_text("#compile-attention")
+    assert ticks[:2] == ["k BOS", "k0 h"]
+    assert "before position 0 is the BOS token" in page.inner_text("#compile-attention")
     residual = page.inner_text("#compile-residual")
     assert "layer 2 attention" in residual and "o l l e h" in residual
     assert "1/1 agree" in page.inner_text("#compile-agreement")

@@ -51,3 +51,15 @@ def test_every_example_has_distinct_head_texts(path):
     shown = [h["display"] for h in heads(path.read_text())]
     assert len(shown) == len(set(shown)), shown
     assert all(text and "…" not in text for text in shown), shown
+
+
+def test_stable_sort_heads_are_told_apart():
+    # the library's sort uses one unnamed selector in two calls (issue 20, item 9)
+    doc = engine.evaluate((EXAMPLES / "sort_stable.rasp").read_text(), ["banana"])
+    shown = [h["display"] for layer in doc["analysis"]["heads"] for h in layer]
+    assert len(shown) == len(set(shown)), shown
+
+
+def test_named_heads_keep_their_names():
+    doc = engine.evaluate((EXAMPLES / "reverse.rasp").read_text(), ["hello"])
+    assert [h["display"] for layer in doc["analysis"]["heads"] for h in layer] == ["full_s", "flip"]

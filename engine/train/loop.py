@@ -137,12 +137,18 @@ def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, p
                 "loss": window["loss"] / n if window["n"] else None,
                 "train_acc": window["acc"] / n if window["n"] else None, **last_eval, "point": kind_of_point}
 
+    best = {"point": None, "state": None}   # the best checkpoint (held-out per sequence, then per position)
+
     def record():
         nonlocal window
         last_eval.update(evaluate(model, test, data.kind, cfg.tolerance))
         point = payload("eval")
         curve.append(point)
         window = {"loss": 0.0, "acc": 0.0, "n": 0}
+        key = lambda p: (p["test_seq_acc"], p["test_acc"])  # noqa: E731
+        if best["point"] is None or key(point) > key(best["point"]):
+            best["point"] = point
+            best["state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
         if progress:
             progress(point)
         return point
@@ -186,5 +192,11 @@ def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, p
             last_tick = time.monotonic()
     if not curve or curve[-1]["step"] != step:
         record()
-    final = {k: curve[-1][k] for k in ("step", "elapsed", "loss", "train_acc", "test_loss", "test_acc", "test_seq_acc")}
-    return {"curve": curve, "final": final, "steps": step, "elapsed": final["elapsed"], "stopped": stopped}
+    # the model handed back is the best checkpoint, not the last step's (a run can fall back from 90% to 45%)
+    fields = ("step", "elapsed", "loss", "train_acc", "test_loss", "test_acc", "test_seq_acc")
+    last = {k: curve[-1][k] for k in fields}
+    if best["point"] is not curve[-1]:
+        model.load_state_dict(best["state"])
+    final = {k: best["point"][k] for k in fields}
+    return {"curve": curve, "final": final, "last": last, "best_step": final["step"], "steps": step,
+            "elapsed": last["elapsed"], "stopped": stopped}

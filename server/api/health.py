@@ -7,6 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from fastapi import APIRouter, Request
 
 from ..schemas import Health
+from .train import torch_available
 
 router = APIRouter(tags=["health"])
 
@@ -24,7 +25,7 @@ async def health(request: Request):
     settings = svc.settings
     limits = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "cors_origins", "exercises_dirs")}
     return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
-            "training": svc.jobs.stats(), "cache": svc.cache.stats(),
+            "training": {**svc.jobs.stats(), "available": torch_available()}, "cache": svc.cache.stats(),
             "pools": {"evaluation": svc.pool.stats(), "heavy": svc.heavy.stats()},
             "responses": {"sending": request.app.state.send_limits.sending,
                           "started": request.app.state.send_limits.started, **svc.outgoing.stats()}}

@@ -35,7 +35,10 @@ def torch_available() -> bool:
     (importing it here took 1.9 s of the first Train click and ~200 MB; the jobs import it)."""
     import importlib.util
 
-    return importlib.util.find_spec("torch") is not None
+    try:
+        return importlib.util.find_spec("torch") is not None
+    except (ImportError, ValueError):   # a broken or blocked installation counts as none
+        return False
 
 
 @router.post("/train", response_model=TrainJob, status_code=202, summary="Start a training job",
@@ -85,7 +88,9 @@ async def start(req: TrainRequest, request: Request, svc: Services = Depends(ser
 
 @router.get("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="A training job and its result")
 async def status(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(services)):
-    return _job_or_404(svc.jobs, job_id).public()
+    job = _job_or_404(svc.jobs, job_id)
+    job.touch()   # a client still follows it (a job nobody follows is cancelled: settings.train_orphan_seconds)
+    return job.public()
 
 
 @router.delete("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="Cancel a training job")
@@ -106,11 +111,16 @@ async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0,
         start = max(start, int(last_event_id) + 1)
 
     async def stream():
-        yield "retry: 2000\n\n"
-        async for index, event in follow(job, start):
-            yield f"id: {index}\nevent: progress\ndata: {json.dumps(event)}\n\n"
-        final = {"status": job.status, "error": job.error, "events": len(job.events)}
-        yield f"event: done\ndata: {json.dumps(final)}\n\n"
+        job.readers += 1   # while a page reads this stream, the job is wanted (settings.train_orphan_seconds)
+        try:
+            yield "retry: 2000\n\n"
+            async for index, event in follow(job, start):
+                yield f"id: {index}\nevent: progress\ndata: {json.dumps(event)}\n\n"
+            final = {"status": job.status, "error": job.error, "events": len(job.events)}
+            yield f"event: done\ndata: {json.dumps(final)}\n\n"
+        finally:
+            job.readers -= 1
+            job.touch()
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -5,9 +5,9 @@
 
 import * as api from "./api.js";
 import { graphIndex, traced } from "./docmodel.js";
-import { drawHeatmap, hoverLines } from "./heatmap.js";
+import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
-import { vocabOf, vocabValue } from "./forms.js";
+import { followEdits, longestInput, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -16,25 +16,20 @@ export const compiled = { id: null, summary: null, run: null, study: null, spec:
 export function renderCompileForm(container, state) {
   const doc = state.doc;
   const sops = doc ? Object.entries(doc.results).filter(([, r]) => r.kind === "sop").map(([n]) => n) : [];
-  const previous = container.querySelector("form");
   const output = el("select", { id: "compile-output", "aria-label": "output s-op to compile" },
     ...sops.map((n) => el("option", { value: n }, n)));
   const preferred = doc ? doc.output : null;  // the program's default output (its `# output:` header)
   output.value = sops.includes(preferred) ? preferred : sops[sops.length - 1] || "";
+  // vocab and max_len follow the inputs on screen (unless edited for this program: forms.js)
   const vocab = el("input", { id: "compile-vocab", type: "text", spellcheck: "false" });
   vocab.value = vocabOf(state.inputs);
   const maxLen = el("input", { id: "compile-max-len", type: "number", min: "1", max: "24" });
-  maxLen.value = String(Math.min(8, Math.max(...state.inputs.map((t) => [...parseInputText(t).value].length), 3)));
+  maxLen.value = String(Math.min(24, longestInput(state.inputs)));
   const form = el("form", { id: "compile-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
     el("label", { class: "field" }, el("span", {}, "output"), output),
     el("label", { class: "field" }, el("span", {}, "vocab"), vocab, el("small", {}, "characters, or a JSON list")),
     el("label", { class: "field" }, el("span", {}, "max_len"), maxLen, el("small", {}, "exact for every input up to this")));
-  if (previous) {
-    for (const node of previous.querySelectorAll("input, select")) {
-      const fresh = form.querySelector(`#${node.id}`);
-      if (fresh && (node.tagName !== "SELECT" || [...fresh.options].some((o) => o.value === node.value))) fresh.value = node.value;
-    }
-  }
+  followEdits(form);
   container.replaceChildren(form);
 }
 
@@ -125,7 +120,7 @@ export function renderAttention(container, doc) {
     `${run.mode === "hard" ? "average-hard attention" : `softmax, β = ${formatValue(run.beta)}`}: ` +
     `output ${run.outputs[0] ? run.outputs[0].map(formatValue).join(" ") : "—"}; evaluator ${run.expected[0] ? run.expected[0].map(formatValue).join(" ") : "—"}; ` +
     `${a.agree}/${a.inputs} agree${a.max_error ? `, largest output error ${a.max_error.toFixed(3)}` : ""}.`));
-  container.append(el("p", { class: "note" }, "Column 0 is the BOS token: a query whose selector selects nothing rests on it " +
+  container.append(el("p", { class: "note" }, "The column before position 0 is the BOS token: a query whose selector selects nothing rests on it " +
     "(the aggregate's default), and selector_width heads always give it a share, 1/(w+1), which the next MLP decodes."));
   for (const head of run.attention) {
     const card = el("div", { class: "overlay-card", "data-layer": String(head.layer), "data-head": String(head.head) });
@@ -136,11 +131,15 @@ export function renderAttention(container, doc) {
     container.append(card);
     const matrix = programSelector(doc, head);
     const fill = head.matrices[0];
+    // positions as in the Program view (the first token is 0), the BOS column named BOS
+    const pos = (i) => (i === 0 ? "BOS" : `${i - 1} (${formatValue(tokens[i])})`);
     const hover = fill.map((row, q) => row.map((v, k) => hoverLines([
-      `query ${q} (${formatValue(tokens[q])}) ← key ${k} (${formatValue(tokens[k])})`, `compiled attention ${v.toFixed(3)}`,
+      `query ${pos(q)} ← key ${pos(k)}`, `compiled attention ${v.toFixed(3)}`,
       ...(matrix && q > 0 && k > 0 ? [`selector: ${matrix[q - 1][k - 1] ? "selected" : "not selected"}`] : [])])));
-    loadPlotly().then(() => drawHeatmap(plot, { matrix: matrix ? withBos(matrix) : fill.map((r) => r.map(() => 0)),
-      fill, tokens, hover, fillTitle: "compiled attention" })).then(() => { plot.dataset.drawn = "1"; });
+    const outlined = matrix ? withBos(matrix) : fill.map((r) => r.map(() => 0));
+    card.append(selectionDetails(tokens, matrix ? outlined : null, { fill, offset: 1, fillTitle: "compiled attention" }));
+    loadPlotly().then(() => drawHeatmap(plot, { matrix: outlined,
+      fill, tokens, hover, fillTitle: "compiled attention", offset: 1 })).then(() => { plot.dataset.drawn = "1"; });
   }
 }
 
@@ -200,9 +199,9 @@ export async function renderStudy(plot, note, beta) {
   if (beta) shapes.push({ type: "line", x0: beta, x1: beta, y0: 0, y1: 1, yref: "paper", line: { color: "#E69F00" } });
   await Plotly.react(plot, traces, {
     height: 280, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.3 },
-    xaxis: { type: "log", title: { text: "β (inverse temperature)" } },
-    yaxis: { title: { text: "agreement" }, range: [0, 1.02] },
-    yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero" },
+    xaxis: { type: "log", title: { text: "β (inverse temperature)" }, dtick: 1, exponentformat: "power" },
+    yaxis: { title: { text: "agreement" }, range: [0, 1.02], tickformat: ".0%", dtick: 0.25 },
+    yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero", nticks: 4 },
     shapes,
   }, plotlyConfig());
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
@@ -226,6 +225,21 @@ export function agreementAt(beta) {
 // Forget the compiled model (the program changed, or another was loaded).
 export function forgetCompiled() {
   Object.assign(compiled, { id: null, summary: null, run: null, study: null, spec: null });
+}
+
+// Whether the compiled model can read the input on screen: a sentence saying what it lacks, or null.
+export function coverageProblem(state) {
+  const s = compiled.summary;
+  if (!s) return null;
+  const { value } = parseInputText(state.inputs[state.current] || "");
+  const tokens = Array.isArray(value) ? value : [...value];
+  const known = new Set(s.vocab.map((t) => JSON.stringify(t)));
+  const missing = [...new Set(tokens.map((t) => JSON.stringify(t)))].filter((t) => !known.has(t)).map((t) => formatValue(JSON.parse(t)));
+  const parts = [];
+  if (missing.length) parts.push(`its vocab (${s.vocab.map(formatValue).join(" ")}) lacks ${missing.join(" ")}`);
+  if (tokens.length > s.max_len) parts.push(`the input has ${tokens.length} tokens, over its max_len of ${s.max_len}`);
+  return parts.length ? `This model was compiled for another input: ${parts.join("; ")}. ` +
+    "Compile again (the form follows the input on screen) to see its heads on this input." : null;
 }
 
 export function compileInitSpec() {

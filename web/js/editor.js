@@ -56,12 +56,32 @@ export function toCodeMirrorDiagnostics(doc, diagnostics) {
 async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) {
   const cm = await import("/vendor/codemirror.bundle.js");
   const { EditorView, EditorState, basicSetup, keymap, StreamLanguage, HighlightStyle, syntaxHighlighting, tags,
-    lintGutter, setDiagnostics, indentWithTab, autocompletion, completeFromList } = cm;
+    lintGutter, setDiagnostics, indentWithTab, autocompletion, completeFromList, Decoration, StateEffect, StateField,
+    RangeSetBuilder } = cm;
+  // lines marked as a group (presenter mode: the stepped layer's definitions)
+  const setMarked = StateEffect.define();
+  const marked = StateField.define({
+    create: () => Decoration.none,
+    update(deco, tr) {
+      deco = deco.map(tr.changes);
+      for (const effect of tr.effects) {
+        if (!effect.is(setMarked)) continue;
+        const builder = new RangeSetBuilder();
+        for (const n of effect.value) {
+          const line = tr.state.doc.line(n);
+          builder.add(line.from, line.from, Decoration.line({ class: "cm-marked-line" }));
+        }
+        deco = builder.finish();
+      }
+      return deco;
+    },
+    provide: (field) => EditorView.decorations.from(field),
+  });
   const highlight = HighlightStyle.define([
     { tag: tags.keyword, color: "#0b3d8c", fontWeight: "600" },
     { tag: tags.string, color: "#9a4c00" },
     { tag: tags.number, color: "#007a5e" },
-    { tag: tags.comment, color: "#6b7785", fontStyle: "italic" },
+    { tag: tags.comment, color: "#5b6775", fontStyle: "italic" },
     { tag: tags.atom, color: "#007a5e" },
     { tag: tags.standard(tags.variableName), color: "#8a3ffc" },
     { tag: tags.special(tags.variableName), color: "#0072B2" },
@@ -90,6 +110,7 @@ async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) 
         EditorView.editable.of(!readOnly),
         EditorView.contentAttributes.of({ "aria-label": "RASP program" }),
         EditorView.lineWrapping,
+        marked,
         EditorView.updateListener.of((u) => { if (u.docChanged) onChange(u.state.doc.toString()); }),
       ],
     }),
@@ -110,6 +131,14 @@ async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) 
     showLine(line) {
       const pos = offsetOf(view.state.doc, line, 1);
       view.dispatch({ effects: EditorView.scrollIntoView(pos, { y: "start" }) });
+    },
+    // mark these lines (1-based; none: clear) and scroll the first into view
+    markLines(lines) {
+      const n = view.state.doc.lines;
+      const valid = [...new Set(lines)].filter((l) => l >= 1 && l <= n).sort((a, b) => a - b);
+      const effects = [setMarked.of(valid)];
+      if (valid.length) effects.push(EditorView.scrollIntoView(view.state.doc.line(valid[0]).from, { y: "start", yMargin: 8 }));
+      view.dispatch({ effects });
     },
     focus: () => view.focus(),
   };
@@ -142,6 +171,7 @@ function textareaEditor(parent, { initial, onChange, onRun, readOnly }) {
     showLine(line) {
       area.scrollTop = (line - 1) * parseFloat(getComputedStyle(area).lineHeight || "20");
     },
+    markLines(lines) { if (lines.length) this.showLine(Math.min(...lines)); },
     focus: () => area.focus(),
   };
 }

@@ -64,7 +64,7 @@ export function initExercises(context) {
     state.source = state.exercise.starter;
     ctx.runNow();
   });
-  $("exercise-leave").addEventListener("click", () => leaveExercise());
+  $("exercise-leave").addEventListener("click", () => (ctx.leave ? ctx.leave() : leaveExercise()));
   $("exercise-link").addEventListener("click", async () => {
     if (!state.exercise) return;
     const link = exerciseLink(state.exercise.id);
@@ -116,7 +116,7 @@ export async function openExerciseGallery() {
   $("exercise-gallery-list").replaceChildren(...summaries.map((ex, i) => el("li", {},
     el("button", { type: "button", "data-exercise": ex.id, onclick: async () => {
       dialog.close();
-      try { await enterExercise(ex.id); } catch (e) { ctx.toast(e.message); }
+      try { await (ctx.openExercise ? ctx.openExercise(ex.id) : enterExercise(ex.id)); } catch (e) { ctx.toast(e.message); }
     } },
     el("span", { class: "title" }, `${i + 1}. ${ex.title}${solved[ex.id] ? "  ✓" : ""}`),
     el("span", { class: "desc" }, `Define ${ex.target}${budgetWords(ex.budget)}`),

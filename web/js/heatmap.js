@@ -19,19 +19,26 @@ function cellSize(n) {
 }
 
 // The cell size that fits an n x m matrix (with its labels and width column) into `box` px.
-export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL) {
-  const w = Math.floor((box.width - LABEL_ROOM - side - 24) / Math.max(m, 1));
-  const h = Math.floor((box.height - LABEL_ROOM - TOP_ROOM - 14) / Math.max(n, 1));
+export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL, labelRoom = LABEL_ROOM) {
+  const w = Math.floor((box.width - labelRoom - side - 24) / Math.max(m, 1));
+  const h = Math.floor((box.height - labelRoom - TOP_ROOM - 14) / Math.max(n, 1));
   return Math.max(MIN_CELL, Math.min(largest, w, Math.max(h, MIN_CELL)));
 }
 
-function tickLabels(tokens, prefix) {
-  return tokens.map((t, i) => `${prefix}${i} ${plotlyText(formatValue(t))}`);
+// Positions numbered as in the Program view (the first token is 0); a BOS position before them
+// (`offset` 1: compiled and trained models) is labelled BOS.
+function tickLabels(tokens, prefix, offset = 0) {
+  return tokens.map((t, i) => (i < offset ? `${prefix} BOS` : `${prefix}${i - offset} ${plotlyText(formatValue(t))}`));
+}
+
+// The room left of and below the matrix for labels of `font` px (presenter mode: larger type).
+export function labelRoomFor(font) {
+  return font ? Math.max(LABEL_ROOM, Math.round(font * 5.6)) : LABEL_ROOM;
 }
 
 // Show every label when cells are large enough to read, else every step-th one.
-function ticks(labels, size) {
-  const step = size >= 12 ? 1 : Math.ceil(12 / size);
+function ticks(labels, size, font = 12) {
+  const step = size >= font ? 1 : Math.ceil(font / size);
   const shown = labels.filter((_, i) => i % step === 0);
   return { tickmode: "array", tickvals: shown, ticktext: shown };
 }
@@ -41,10 +48,11 @@ function ticks(labels, size) {
 // it with hoverLines(), which escapes the text in it. `size`: px per cell (default: from the matrix
 // size). The matrix starts LABEL_ROOM px from the left, one column every `size` px.
 export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tokens, hover, widths = null,
-  fillTitle = "attention", title = "", size = null }) {
+  fillTitle = "attention", title = "", size = null, offset = 0, labelFont = null }) {
+  const labelRoom = labelRoomFor(labelFont);
   const n = rowTokens.length, m = tokens.length;
   size = size || cellSize(Math.max(n, m));
-  const x = tickLabels(tokens, "k"), y = tickLabels(rowTokens, "q");
+  const x = tickLabels(tokens, "k", offset), y = tickLabels(rowTokens, "q", offset);
   const gaps = size >= 6 ? 1 : 0;
   const traces = [{
     type: "heatmap", z: fill || matrix, x, y, customdata: hover, hovertemplate: "%{customdata}<extra></extra>",
@@ -52,6 +60,11 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
     colorbar: fill ? { title: { text: fillTitle, side: "right" }, thickness: 10, len: 0.6 } : undefined,
     xgap: gaps, ygap: gaps, xaxis: "x", yaxis: "y",
   }];
+  if (!fill && matrix && size >= 10) {   // a dot in each selected cell: colour is never the only signal
+    traces[0].text = matrix.map((row) => row.map((v) => (v ? "●" : "")));
+    traces[0].texttemplate = "%{text}";
+    traces[0].textfont = { color: "#ffffff", size: Math.max(8, Math.round(size * 0.45)) };
+  }
   const shapes = [];
   if (fill && matrix) {
     matrix.forEach((row, qi) => row.forEach((v, ki) => {
@@ -63,32 +76,58 @@ export function drawHeatmap(plot, { matrix, fill = null, tokens, rowTokens = tok
     traces.push({
       type: "heatmap", z: widths.map((w) => [w]), x: ["width"], y, xaxis: "x2", yaxis: "y",
       colorscale: [[0, "#ffffff"], [1, "#fff3d6"]], showscale: false, texttemplate: size >= 10 ? "%{z}" : "",
+      textfont: labelFont ? { size: labelFont } : undefined,
       hovertemplate: "query %{y}: selects %{z} keys<extra></extra>", xgap: 1, ygap: gaps,
     });
   }
-  const plotWidth = m * size, sideWidth = widths ? SIDE : 0;
+  const side = labelFont ? Math.max(SIDE, labelFont * 2.4) : SIDE;
+  const plotWidth = m * size, sideWidth = widths ? side : 0;
   const area = plotWidth + sideWidth;
   const right = 10 + (fill ? 70 : 0);
   const top = (title ? 34 : 0) + TOP_ROOM;   // room for plotly's mode bar above the cells
-  const font = size < 12 ? 9 : size >= 40 ? 15 : 11;
+  const font = labelFont || (size < 12 ? 9 : size >= 40 ? 15 : 11);
   const layout = {
-    width: LABEL_ROOM + area + right,
-    height: n * size + LABEL_ROOM + top,
-    margin: { l: LABEL_ROOM, r: right, t: top, b: LABEL_ROOM, pad: 0 },
+    width: labelRoom + area + right,
+    height: n * size + labelRoom + top,
+    margin: { l: labelRoom, r: right, t: top, b: labelRoom, pad: 0 },
     title: title ? { text: plotlyText(title), font: { size: 13 }, x: 0, xanchor: "left", xref: "paper" } : undefined,
     xaxis: { domain: [0, plotWidth / area], side: "bottom", tickangle: -45, title: { text: "keys", standoff: 4 },
-      fixedrange: false, tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(x, size) },
+      fixedrange: false, tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(x, size, labelFont || 12) },
     yaxis: { autorange: "reversed", title: { text: "queries", standoff: 4 },
-      tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(y, size) },
-    xaxis2: { domain: [(plotWidth + 4) / area, 1], showticklabels: true, fixedrange: true, tickfont: { size: 10 } },
+      tickfont: { family: "DejaVu Sans Mono, monospace", size: font }, ...ticks(y, size, labelFont || 12) },
+    xaxis2: { domain: [(plotWidth + 4) / area, 1], showticklabels: true, fixedrange: true, tickfont: { size: labelFont || 10 } },
     shapes,
     plot_bgcolor: "#fff", paper_bgcolor: "#fff",
-    font: { family: "system-ui, DejaVu Sans, sans-serif", size: 12 },
+    font: { family: "system-ui, DejaVu Sans, sans-serif", size: labelFont || 12 },
   };
   if (!widths) delete layout.xaxis2;
   plot.dataset.cell = String(size);
   return window.Plotly.react(plot, traces, layout, plotlyConfig({ responsive: false,
     modeBarButtonsToRemove: ["select2d", "lasso2d"], toImageButtonOptions: { filename: "rasplay-heatmap" } }));
+}
+
+// The heatmap as text, a list a screen reader walks: which keys each query selects, and where a fill
+// (compiled or trained attention) puts most of its weight. `offset`: rows and columns before position 0
+// (1 for a BOS column), which are named as such.
+export function selectionItems(tokens, matrix, { rowTokens = tokens, fill = null, offset = 0, fillTitle = "attention" } = {}) {
+  const name = (i, toks) => (i < offset ? `${i} (BOS)` : `${i - offset} (${formatValue(toks[i])})`);
+  return (matrix || fill).map((row, q) => {
+    const keys = matrix ? row.map((v, k) => (v ? name(k, tokens) : null)).filter((x) => x !== null) : null;
+    let text = `query ${name(q, rowTokens)}: `;
+    if (keys) text += keys.length ? `selects ${keys.length === 1 ? "key" : `${keys.length} keys:`} ${keys.join(", ")}` : "selects no key";
+    if (fill && fill[q]) {
+      let best = 0;
+      fill[q].forEach((v, k) => { if (v > fill[q][best]) best = k; });
+      text += `${keys ? "; " : ""}most ${fillTitle} on key ${name(best, tokens)}, ${fill[q][best].toFixed(2)}`;
+    }
+    return el("li", {}, text);
+  });
+}
+
+// A collapsed "as text" list under a heatmap card (Compile and Train views).
+export function selectionDetails(tokens, matrix, options = {}) {
+  return el("details", { class: "heatmap-text" }, el("summary", {}, "As text: which keys each query selects"),
+    el("ol", {}, ...selectionItems(tokens, matrix, options)));
 }
 
 // Hover text for plotly from lines of plain text (escaped, joined with <br>).
@@ -161,7 +200,7 @@ function belowRows(below, rows, size, m) {
       const cell = el("span", { class: "below-cell", title: `${label}, position ${i}: ${text}` }, readable ? text : "");
       cells.append(cell);
     });
-    below.append(el("div", { class: "below-row", role: "row", "aria-label": label },
+    below.append(el("div", { class: "below-row" },
       cells, el("div", { class: "below-label" }, label)));
   }
   if (!readable) below.append(el("p", { class: "note" }, "Cells are small: hover a cell, or Zoom, to read the values."));
@@ -277,12 +316,15 @@ export function showSelector(doc, nodeId, parts) {
   const widths = matrix.map((row) => row.reduce((a, b) => a + Number(b), 0));
   const n = matrix.length, m = tokens.length;
   const room = parts.box();
-  const fitted = fitCell(n, m, room, SIDE, room.tight ? 56 : MAX_CELL);   // presenter mode: up to 56 px cells
+  // presenter mode: cells as large as the panel allows, labels in the room's type size
+  const side = room.font ? Math.max(SIDE, room.font * 2.4) : SIDE;
+  const fitted = fitCell(n, m, room, side, room.tight ? 400 : MAX_CELL, labelRoomFor(room.font));
   const size = heatmapView.zoom ? Math.max(READABLE, fitted) : fitted;
   plot.dataset.mode = heatmapView.zoom ? "zoom" : "fit";
   const target = heatmapView.cursor && heatmapView.cursor[0] < n && heatmapView.cursor[1] < m
     ? heatmapView.cursor : firstSelected(matrix);
-  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths, size })
+  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths, size,
+    labelFont: room.font || null })
     .then(() => {
       plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
       if (target) scrollToCell(parts.scroller, size, target[0], target[1]);
@@ -304,6 +346,7 @@ export function showSelector(doc, nodeId, parts) {
     }
   }
   belowRows(below, rows, size, m);
+  if (parts.list) parts.list.replaceChildren(...selectionItems(tokens, matrix));
 
   const say = (q, k, locked = false) => {
     readout.textContent = `${locked ? "locked: " : ""}${cellText(tokens, matrix, keyValues, queryValues, q, k)}` +

@@ -14,10 +14,11 @@ import { loadPlotly } from "./plotly.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
 import { applyShared, cancelAddressWrite, linkFor, loadDraft, LinkError, lockAddress, parseInputText, pushState, readHash,
   saveHashSoon, settleAddress, shareable, state } from "./state.js";
-import { agreementAt, compileInitSpec, compileProgram, compiledAttentionFor, forgetCompiled, renderAttention, renderCompileForm,
-  renderResidual, renderStudy, renderSummary, runCompiled, studySoft } from "./compile.js";
-import { cancelRuns, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm, setInitModel,
-  startRuns } from "./train.js";
+import { agreementAt, compileInitSpec, compileProgram, compiled, compiledAttentionFor, coverageProblem, forgetCompiled,
+  renderAttention, renderCompileForm, renderResidual, renderStudy, renderSummary, runCompiled, studySoft } from "./compile.js";
+import { forgetEdits } from "./forms.js";
+import { cancelRuns, checkTrainingAvailable, importMaps, preferImported, renderCurves, renderOverlay, renderTrainForm,
+  setInitModel, startRuns } from "./train.js";
 import { el, renderValues } from "./values.js";
 import { showDialect } from "./dialect.js";
 import { initLengthFree } from "./lengthfree.js";
@@ -26,6 +27,8 @@ import { afterRun, decorateValues, enterExercise, exerciseIdFromHash, exerciseLi
 
 const $ = (id) => document.getElementById(id);
 const embedMode = location.pathname.replace(/\/+$/, "") === "/embed";
+// `/embed?solve=1#x=ID`: an exercise embed a student solves in place (editable, with Check)
+const solveMode = embedMode && new URLSearchParams(location.search).has("solve");
 let editor = null;
 let runSeq = 0;
 let runTimer = null;
@@ -49,8 +52,10 @@ function toast(message, link = null, action = null) {
   }
   box.hidden = false;
   clearTimeout(toastTimer);
-  toastTimer = setTimeout(() => { box.hidden = true; }, link || action ? 12000 : 5000);
+  toastTimer = setTimeout(() => { box.hidden = true; }, link || action ? 10000 : 5000);
 }
+// a click anywhere else puts the message away (it never stays over what the user turns to)
+document.addEventListener("pointerdown", (e) => { if (!$("toast").contains(e.target)) $("toast").hidden = true; }, true);
 
 // A message on the page itself (a link that could not be opened): stays until closed.
 function notice(message) {
@@ -193,7 +198,9 @@ function heatmapBox() {
   const width = scroller.clientWidth || 500;
   const presenting = document.body.classList.contains("presenting");
   const height = presenting ? scroller.clientHeight : Math.max(260, Math.min(width, window.innerHeight * 0.7));
-  return { width, height: Math.max(height, 160), tight: presenting };
+  // presenter mode: labels readable from the back of a room (24 px at 1920 wide, scaled below)
+  const font = presenting ? Math.round(Math.max(16, Math.min(24, window.innerWidth / 80))) : null;
+  return { width, height: Math.max(height, 160), tight: presenting, font };
 }
 
 function setZoom(on) {
@@ -208,6 +215,7 @@ function renderHeatmap() {
   return showSelector(state.doc, id === null ? -1 : id, {
     plot: $("heatmap-plot"), title: $("heatmap-title"), note: $("heatmap-note"), below: $("heatmap-below"),
     scroller: $("heatmap-scroll"), readout: $("heatmap-cell"), box: heatmapBox, onZoom: () => setZoom(true),
+    list: $("heatmap-list"),
   });
 }
 
@@ -249,9 +257,25 @@ function renderAll() {
   renderHeatmap();
   renderHeadGrid(doc, { openSelector: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId });
   applyProvenance();
-  return laidOut;   // the diagram's layout (elkjs) arrives after the render
-  if (state.view === "train") renderTrainForm($("train-form-box"), state);
-  if (state.view === "compile") renderCompileForm($("compile-form-box"), state);
+  renderTrainForm($("train-form-box"), state);      // the forms follow the program and its inputs (forms.js)
+  renderCompileForm($("compile-form-box"), state);
+  if (compiled.id && !compileRequested) refreshCompiled();   // the compiled heads on the input shown now
+  // the diagram's layout (elkjs) arrives after the render: label it for assistive technology then
+  return Promise.resolve(laidOut).then(() => labelDiagram($("diagram")));
+}
+
+// The diagram for assistive technology: a group (its head boxes are buttons, so not one image); a head
+// box without a name of its own is named by the text it shows.
+function labelDiagram(box) {
+  const svg = box.querySelector("svg");
+  if (svg) svg.setAttribute("role", "group");
+  for (const g of box.querySelectorAll(".head-box")) {
+    if (g.hasAttribute("aria-label")) continue;
+    // a trailing space ends each line (SVG does not draw it), so the lines read as words, not run together
+    const texts = [...g.querySelectorAll("text")];
+    texts.forEach((t) => { t.textContent = `${t.textContent.trimEnd()} `; });
+    g.setAttribute("aria-label", `${texts.map((t) => t.textContent).join("").trim()}, layer ${g.dataset.layer}`);
+  }
 }
 
 function select(selection, selectorId = null) {
@@ -268,7 +292,17 @@ function select(selection, selectorId = null) {
   }
   lockAddress(false);
   renderAll();
+  heatmapIntoView();
   if (!embedMode) saveHashSoon();
+}
+
+// A click changed the heatmap: bring it into view when its top is off screen or too low to see
+// (a 3-4 layer diagram pushes it below the fold at 1366x768, the exercise panel further).
+function heatmapIntoView() {
+  const panel = $("heatmap-title").closest(".panel");
+  if (!panel || document.body.classList.contains("presenting")) return;
+  const r = panel.getBoundingClientRect(), plot = $("heatmap-plot").getBoundingClientRect();
+  if (r.top < 0 || plot.top + Math.min(plot.height, 240) > window.innerHeight) panel.scrollIntoView({ block: "start" });
 }
 
 // ------------------------------------------------------------------ inputs
@@ -315,8 +349,8 @@ function showView(view) {
     tab.tabIndex = on ? 0 : -1;
     $(`view-${tab.dataset.view}`).hidden = !on;
   }
-  if (view === "train" && !$("train-form")) renderTrainForm($("train-form-box"), state);
-  if (view === "compile" && !$("compile-form")) renderCompileForm($("compile-form-box"), state);
+  if (view === "train") renderTrainForm($("train-form-box"), state);
+  if (view === "compile") renderCompileForm($("compile-form-box"), state);
   if (!embedMode) saveHashSoon();
 }
 
@@ -334,6 +368,9 @@ function currentBeta() {
 async function refreshCompiled() {
   const beta = currentBeta();
   $("compile-beta-value").textContent = beta ? formatBeta(beta) : "∞";
+  const problem = coverageProblem(state);   // a model compiled for another vocab or length says so
+  $("compile-coverage").hidden = !problem;
+  $("compile-coverage").textContent = problem || "";
   try {
     await runCompiled(state, beta);
   } catch (e) {
@@ -358,6 +395,7 @@ function resetCompiled() {
   renderSummary($("compile-summary"), $("compile-layout"));
   $("compile-attention").replaceChildren();
   $("compile-residual").replaceChildren();
+  $("compile-coverage").hidden = true;
   $("compile-study").disabled = true;
   $("compile-finetune").disabled = true;
 }
@@ -365,7 +403,7 @@ function resetCompiled() {
 async function compileNow() {
   $("compile-start").disabled = true;
   setStatus("compiling…");
-  if (!$("compile-form")) renderCompileForm($("compile-form-box"), state);
+  renderCompileForm($("compile-form-box"), state);
   try {
     const model = await compileProgram(state);
     state.compiled = true;
@@ -433,9 +471,10 @@ function setPresenting(on) {
   presentLayer = on ? 1 : null;
   if (on) {
     showView("program");
-    stepLayer(0);
     editor.showLine(Math.max(1, firstCodeLine(state.source) - 1));   // the code, not only the header
+    stepLayer(0);
   } else {
+    editor.markLines([]);
     renderAll();
   }
 }
@@ -452,12 +491,24 @@ function stepLayer(delta) {
   const row = $("values").querySelector("tr.hot");
   if (row) row.scrollIntoView({ block: "nearest" });
   $("heatmap-title").scrollIntoView({ block: "nearest" });
+  editor.markLines(layerLines(presentLayer));   // and the layer's definitions, marked, in the editor
+}
+
+// The program's lines that define the operations of a layer (from the analysis' source spans).
+function layerLines(layer) {
+  const lines = [];
+  for (const node of state.doc.analysis.graph.nodes) {
+    if (node.layer !== layer || node.source !== "<program>" || !node.span) continue;
+    for (let l = node.span.line; l <= (node.span.end_line || node.span.line); l++) lines.push(l);
+  }
+  return lines;
 }
 
 // ------------------------------------------------------------------ loading programs
 
 // Put a state (from a link, the draft, an undo or Back) on screen.
 async function openState(obj) {
+  forgetEdits();
   applyShared(obj);
   editor.setValue(state.source);
   compileRequested = state.compiled;
@@ -469,7 +520,9 @@ async function openState(obj) {
 // An example replaces the program in a new history entry (Back returns), with an undo.
 async function loadExample(ex) {
   await settleAddress();   // Back returns to exactly this program, even if it was typed a moment ago
-  const before = shareable();
+  const before = snapshot();
+  forgetEdits();
+  if (state.exercise) leaveExercise(false);
   state.source = ex.source;
   state.inputs = [ex.input];
   state.current = 0;
@@ -480,7 +533,42 @@ async function loadExample(ex) {
   await runNow();
   await pushState();
   toast(`Loaded the example “${ex.title}”; your program is one step back (Back, or Undo).`, null,
-    { label: "Undo", run: async () => { await openState(before); await pushState(); } });
+    { label: "Undo", run: async () => { await restore(before); await pushState(); } });
+}
+
+// What is on screen, to put back with Undo: a free program, or an exercise (with its own draft).
+function snapshot() {
+  return { exercise: state.exercise ? state.exercise.id : null, shared: shareable() };
+}
+
+async function restore(snap) {
+  if (snap.exercise) { forgetEdits(); await enterExercise(snap.exercise); return; }
+  if (state.exercise) leaveExercise(false);
+  await openState(snap.shared);
+}
+
+// An exercise opens like an example: in a new history entry (Back returns), with an Undo; the free
+// editor's draft is kept (exercises keep drafts of their own, exercises.js).
+async function openExercise(id) {
+  await settleAddress();
+  const before = snapshot();
+  forgetEdits();
+  state.compiled = false;
+  resetCompiled();
+  await enterExercise(id);
+  await pushState();
+  toast(`Opened the exercise “${state.exercise.title}”; your program is one step back (Back, or Undo).`, null,
+    { label: "Undo", run: async () => { await restore(before); await pushState(); } });
+}
+
+// Leave an exercise: back to the free editor's draft, in a new history entry (Back returns to the exercise).
+async function leaveToDraft() {
+  await settleAddress();
+  leaveExercise(false);
+  const draft = loadDraft();
+  if (draft) await openState(draft);
+  else await runNow();
+  await pushState();
 }
 
 async function initialState() {
@@ -510,7 +598,10 @@ async function openFromAddress() {
   cancelAddressWrite();
   const exerciseId = exerciseIdFromHash();
   if (exerciseId) {
-    if (!state.exercise || state.exercise.id !== exerciseId) enterExercise(exerciseId).catch((e) => toast(e.message));
+    if (!state.exercise || state.exercise.id !== exerciseId) {
+      forgetEdits();
+      enterExercise(exerciseId).catch((e) => toast(e.message));
+    }
     return;
   }
   let shared;
@@ -597,7 +688,9 @@ function wire() {
   $("embed-btn").addEventListener("click", async () => {
     const link = state.exercise ? exerciseLink(state.exercise.id, "/embed") : await embedLink();
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
-    toast((await copyText(snippet)) ? "Embed code copied; the embed link:" : "Embed link:", link);
+    // an exercise's embed can be solved in place (editable, with Check): /embed?solve=1#x=ID
+    const solve = state.exercise ? ` (read-only; ${exerciseLink(state.exercise.id, "/embed?solve=1")} lets students solve it in the frame)` : "";
+    toast(`${(await copyText(snippet)) ? "Embed code copied; the embed link" : "Embed link"}${solve}:`, link);
   });
   $("heatmap-fit").addEventListener("click", () => setZoom(false));
   $("heatmap-zoom").addEventListener("click", () => setZoom(true));
@@ -632,9 +725,11 @@ function wire() {
 async function main() {
   if (embedMode) {
     document.body.classList.add("embed");
+    document.body.classList.toggle("solve", solveMode);
     $("embed-bar").hidden = false;
   }
-  initExercises({ editor: () => editor, runNow, toast, embedMode });
+  initExercises({ editor: () => editor, runNow, toast, embedMode: embedMode && !(solveMode && exerciseIdFromHash()),
+    openExercise, leave: leaveToDraft });
   const exerciseId = exerciseIdFromHash();
   let exerciseOpened = false;
   if (exerciseId) {
@@ -642,7 +737,7 @@ async function main() {
   }
   if (!exerciseOpened) await initialState();
   editor = await createEditor($("editor"), {
-    initial: state.source, readOnly: embedMode,
+    initial: state.source, readOnly: embedMode && !(solveMode && state.exercise),
     onChange: (text) => {
       state.source = text;
       if (state.compiled) { state.compiled = false; resetCompiled(); }
@@ -658,7 +753,11 @@ async function main() {
   compileRequested = state.compiled;
   await runNow();
   if (state.view !== "program" && $(`view-${state.view}`)) showView(state.view);
-  if (embedMode) $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
+  if (embedMode) {
+    $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
+    editor.showLine(firstCodeLine(state.source));   // a small frame opens on the code, the header comments scrolled past
+  }
+  if (!embedMode) checkTrainingAvailable().catch(() => null);   // the Train tab says so when this server cannot train
   document.body.dataset.ready = "1";
   loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
   // hooks for tests and the curious: the state and the run timings

@@ -100,10 +100,15 @@ export function lockAddress(on) { addressLocked = on; }
 
 let hashTimer = null;
 
+// The address of what is on screen: an exercise's link, or the program's state.
+async function addressFragment() {
+  return state.exercise ? `#x=${state.exercise.id}` : `#v1=${await encodeState(shareable())}`;
+}
+
 async function writeAddress() {
   saveDraft();
   if (addressLocked) return;
-  const fragment = state.exercise ? `#x=${state.exercise.id}` : `#v1=${await encodeState(shareable())}`;
+  const fragment = await addressFragment();
   if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
 }
 
@@ -130,7 +135,7 @@ export async function pushState() {
   clearTimeout(hashTimer);
   addressLocked = false;
   saveDraft();
-  const fragment = `#v1=${await encodeState(shareable())}`;
+  const fragment = await addressFragment();
   if (location.hash !== fragment) history.pushState(null, "", location.pathname + fragment);
 }
 
@@ -139,6 +144,7 @@ export async function pushState() {
 const DRAFT_KEY = "rasplay.draft.v1";
 
 export function saveDraft() {
+  if (state.exercise) return;   // an exercise keeps its own draft (exercises.js), apart from this one
   try {
     localStorage.setItem(DRAFT_KEY, JSON.stringify({ ...shareable(), saved: Date.now() }));
   } catch (e) { /* storage full or disabled (private window): the hash still holds the state */ }

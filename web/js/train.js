@@ -3,9 +3,9 @@
 // model with one layer fewer beside the first, to test the analysis' prediction.
 
 import * as api from "./api.js";
-import { drawHeatmap, hoverLines } from "./heatmap.js";
+import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
-import { vocabOf, vocabValue } from "./forms.js";
+import { followEdits, markEdited, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -62,15 +62,7 @@ export function renderTrainForm(container, state) {
     field("supervise", el("span", {}, input({ id: "train-supervise", type: "checkbox" })),
       "pull heads towards their selectors"),
   );
-  const previous = container.querySelector("form");
-  if (previous) {  // keep what the user set when the program changes
-    for (const node of previous.querySelectorAll("input, select")) {
-      const fresh = form.querySelector(`#${node.id}`);
-      if (!fresh) continue;
-      if (node.type === "checkbox") fresh.checked = node.checked;
-      else if (node.tagName !== "SELECT" || [...fresh.options].some((o) => o.value === node.value)) fresh.value = node.value;
-    }
-  }
+  followEdits(form);   // the fields follow the program and its inputs unless edited for this program
   container.replaceChildren(form);
 }
 
@@ -124,6 +116,8 @@ export function setInitModel(init) {
     if (vocab) vocab.value = init.vocab.every((t) => typeof t === "string" && t.length === 1) ? init.vocab.join("") : JSON.stringify(init.vocab);
     const maxLen = document.getElementById("train-max-len");
     if (maxLen) maxLen.value = String(init.max_len);
+    markEdited(vocab);    // the compiled model's vocab and lengths, kept while this program is shown
+    markEdited(maxLen);
   }
 }
 
@@ -164,6 +158,19 @@ export async function cancelRuns() {
 
 export const currentRuns = () => runs;
 
+// Whether this server can train (GET /health: PyTorch installed), said on the tab before any click.
+export async function checkTrainingAvailable() {
+  const health = await api.health();
+  const available = health.training.available !== false;
+  const note = document.getElementById("train-unavailable");
+  note.hidden = available;
+  note.textContent = available ? "" : "This server cannot train: PyTorch is not installed on it. Whoever runs the " +
+    "server can add it with pip install 'rasplay[train]' (the train extra) and restart rasplay serve.";
+  for (const id of ["train-start", "train-ablate"]) document.getElementById(id).disabled = !available;
+  document.body.dataset.training = available ? "available" : "unavailable";
+  return available;
+}
+
 // ------------------------------------------------------------------ views
 
 export async function renderCurves(plot, statusBox) {
@@ -183,9 +190,11 @@ export async function renderCurves(plot, statusBox) {
   });
   await Plotly.react(plot, traces, {
     height: 300, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.25, font: { size: 11 } },
-    xaxis: { title: { text: "step" } }, yaxis: { title: { text: "held-out accuracy" }, range: [0, 1.02] },
+    // few ticks, accuracy in percent: readable axes
+    xaxis: { title: { text: "step" }, nticks: 6 }, yaxis: { title: { text: "held-out accuracy" }, range: [0, 1.02],
+      tickformat: ".0%", dtick: 0.25 },
     yaxis2: { title: { text: "loss" }, overlaying: "y", side: "right", type: "log", dtick: 1, exponentformat: "power",
-      showgrid: false },
+      showgrid: false, nticks: 4 },
   }, plotlyConfig({ responsive: true }));
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   statusBox.replaceChildren(...runs.map((run, i) => {
@@ -225,8 +234,10 @@ function runText(run) {
       `${pct(point.test_seq_acc)} per sequence`
     : "no step yet";
   const best = evals.length ? Math.max(...evals.map((e) => e.test_seq_acc)) : null;
-  const end = run.result && run.result.stopped === "target" ? " · reached the target"
-    : run.result && run.result.stopped === "time" ? " · time budget used up" : "";
+  const end = (run.result && run.result.stopped === "target" ? " · reached the target"
+    : run.result && run.result.stopped === "time" ? " · time budget used up" : "") +
+    (run.result && run.result.last && run.result.last.step !== run.result.final.step
+      ? ` · kept the best checkpoint (step ${run.result.final.step}, ${pct(run.result.final.test_seq_acc)} per sequence)` : "");
   const top = best !== null ? ` · best ${pct(best)} per sequence` : "";
   return `${status}: ${figures}${top}${end} (${since})` +
     (run.job.error ? ` — ${run.job.error}` : "");
@@ -255,9 +266,11 @@ export function renderOverlay(container, compiledAttention) {
       `on ${JSON.stringify(ex.tokens)}; the program's ${ex.output} needs ${ex.program_layers} layers.`));
   } else if (run) {
     ex = run.result.example;
-    const m = run.result.final;
-    container.append(el("p", { class: "note" },
-      `${run.label}: held-out accuracy ${(100 * m.test_acc).toFixed(1)}% per position, ${(100 * m.test_seq_acc).toFixed(1)}% per sequence. ` +
+    const m = run.result.final, last = run.result.last;
+    const kept = last && last.step !== m.step
+      ? ` (the best checkpoint, step ${m.step}, is the model shown; the last step, ${last.step}, had ${(100 * last.test_seq_acc).toFixed(1)}%)` : "";
+    container.append(el("p", { class: "note", id: "train-kept" },
+      `${run.label}: held-out accuracy ${(100 * m.test_acc).toFixed(1)}% per position, ${(100 * m.test_seq_acc).toFixed(1)}% per sequence${kept}. ` +
       `On ${JSON.stringify(ex.input)}: model → ${ex.prediction.map(formatValue).join(" ")}; program → ${ex.target.map(formatValue).join(" ")}.`));
   } else {
     return;
@@ -287,10 +300,13 @@ export function renderOverlay(container, compiledAttention) {
     let fill = null;
     if (overlayMode === "trained") fill = att;
     else if (overlayMode === "compiled" && compiledAttention) fill = compiledAttention(sel.selector, ex.tokens);
+    const offset = ex.offset || 0;   // a BOS position first: named BOS, the tokens numbered from 0 as in the Program view
+    const pos = (i) => (i < offset ? "BOS" : `${i - offset} (${formatValue(ex.tokens[i])})`);
     const hover = sel.matrix.map((row, q) => row.map((v, k) => hoverLines([
-      `query ${q} (${formatValue(ex.tokens[q])}) ← key ${k} (${formatValue(ex.tokens[k])})`,
+      `query ${pos(q)} ← key ${pos(k)}`,
       `selector: ${v ? "selected" : "not selected"}`, ...(fill ? [`${overlayMode} attention ${fill[q][k].toFixed(3)}`] : [])])));
-    loadPlotly().then(() => drawHeatmap(plot, { matrix: sel.matrix, fill, tokens: ex.tokens, hover,
+    card.append(selectionDetails(ex.tokens, sel.matrix, { fill, offset, fillTitle: `${overlayMode} attention` }));
+    loadPlotly().then(() => drawHeatmap(plot, { matrix: sel.matrix, fill, tokens: ex.tokens, hover, offset,
       fillTitle: `${overlayMode} attention` }))
       .then(() => { plot.dataset.drawn = "1"; });
   }

@@ -6,6 +6,7 @@ const WHITESPACE = { " ": "␣", "\t": "⇥", "\n": "↵", "\r": "␍" };
 
 export function formatValue(v) {
   if (v === null || v === undefined) return "·";
+  if (v === "") return '""';   // an empty string: a visible mark, not a blank cell
   if (typeof v === "string" && v !== "" && v.trim() === "") return [...v].map((c) => WHITESPACE[c] || "·").join("");
   if (typeof v === "boolean") return v ? "T" : "F";
   if (typeof v === "number" && !Number.isInteger(v)) return String(Math.round(v * 1000) / 1000);
