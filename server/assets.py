@@ -102,8 +102,9 @@ class Asset:
 class WebAssets:
     """The files of `root`, versioned, revalidated and compressed as the module docstring says."""
 
-    def __init__(self, root: Path):
+    def __init__(self, root: Path, background: bool = True):
         self.root = Path(root)
+        self.background = background
         self._lock = threading.Lock()
         self._signature = None
         self.version = ""
@@ -139,7 +140,8 @@ class WebAssets:
             self._assets = {}
             self.version = digest.hexdigest()[:16]
             self._signature = signature
-        self._background.submit(self._compress_all, self.version)
+        if self.background:
+            self._background.submit(self.compress_all, self.version)
 
     def url(self, rel: str) -> str:
         """The immutable URL of one file of the app."""
@@ -180,13 +182,15 @@ class WebAssets:
         body = compress(asset.body, encoding, level)
         have = asset.encoded.get(encoding)
         if have is None or have[0] < level:
-            asset.encoded[encoding] = (level, body)
+            # a higher setting replaces a lower one (kept if, rarely, it came out smaller)
+            asset.encoded[encoding] = (level, body if have is None or len(body) <= len(have[1]) else have[1])
         return asset.encoded[encoding][1]
 
-    def _compress_all(self, version: str) -> None:
-        """In the background: every compressible file of this version at the best settings, the largest
+    def compress_all(self, version: str) -> None:
+        """(In the background) every compressible file of this version at the best settings, the largest
         (the vendored bundles) first in each pass of brotli then gzip."""
-        names = sorted(self._files, key=lambda rel: -self._files[rel].stat().st_size if self._files[rel].exists() else 0)
+        sizes = {rel: size for rel, size, _ in self._signature or ()}
+        names = sorted(self._files, key=lambda rel: -sizes.get(rel, 0))
         for encoding in ("br", "gzip"):
             for rel in names:
                 if self.version != version:
