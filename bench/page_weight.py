@@ -153,8 +153,9 @@ async def burst(url: str, paths: list[str], visits: int, concurrency: int, sourc
             start = time.monotonic()
             try:
                 for path in paths:
-                    r = await client.get(path)
-                    wire += r.num_bytes_downloaded
+                    async with client.stream("GET", path) as r:   # bodies as sent: not decoded here
+                        async for chunk in r.aiter_raw():
+                            wire += len(chunk)
                     if r.status_code != 200:
                         errors.append(f"{path}: {r.status_code}")
                 r = await client.post("/api/v1/evaluate", json={"source": source, "inputs": [f"hello{i % 50}"]})
@@ -200,9 +201,10 @@ def main() -> None:
             # the burst fetches what a first visit fetched (same URLs), with no browser running beside it
             paths = [u[len(server.url):] for u in fig["first_by_url"]
                      if u.startswith(server.url) and "/api/" not in u]
-            before = cpu_seconds(server.process.pid)
+            before, client_before = cpu_seconds(server.process.pid), time.process_time()
             b = asyncio.run(burst(server.url, paths, args.burst, args.concurrency, source))
             cpu = cpu_seconds(server.process.pid) - before
+            client_cpu = time.process_time() - client_before
         finally:
             server.stop()
     print(f"best compression of every file ready {warm:.1f} s after the server answered")
@@ -218,7 +220,8 @@ def main() -> None:
               f"{statistics.median(t) / goal:.2f} x the {goal} s goal)")
     print(f"burst: {args.burst} first visits ({len(paths)} files + 1 evaluation each, {args.concurrency} connections): "
           f"p50 {b['p50']:.2f} s, p99 {b['p99']:.2f} s, all done in {b['wall']:.1f} s, {len(b['errors'])} errors, "
-          f"{b['wire'] / 1e6:,.1f} MB on the wire, server CPU {cpu:.1f} s ({cpu / b['wall']:.2f} cores)")
+          f"{b['wire'] / 1e6:,.1f} MB on the wire, server CPU {cpu:.1f} s ({cpu / b['wall']:.2f} cores; "
+          f"the simulated class, one Python process, {client_cpu:.1f} s); load average {os.getloadavg()[0]:.1f}")
     print(f"requests that left loopback: {len(LEFT)} {LEFT[:3]}")
     for e in b["errors"][:5]:
         print("    error:", e)

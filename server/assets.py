@@ -50,6 +50,9 @@ TYPES = {
 COMPRESSIBLE = frozenset({".html", ".js", ".mjs", ".css", ".svg", ".json", ".txt", ".md", ".map", ".ico"})
 # a page's references to the app's own files: src="/..." or href="/..." (query and fragment kept)
 REFERENCE = re.compile(r"""(\b(?:src|href)\s*=\s*)(["'])/(?!/)([^"'?#]*)""")
+MODULE_SCRIPT = re.compile(r"""<script\b[^>]*\btype=["']module["'][^>]*\bsrc=["']/([^"'?#]+)""")
+# a module's imports of other files: import/export ... from "./x.js", import "./x.js", import("../y.js")
+MODULE_IMPORT = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*)(["'])(\.{1,2}/[^"'?#]+)\1""")
 
 
 def compress(body: bytes, encoding: str, level: int) -> bytes:
@@ -147,12 +150,37 @@ class WebAssets:
         """The immutable URL of one file of the app."""
         return f"{VERSIONED}{self.version}/{rel}"
 
+    def _module_graph(self, entries: list[str]) -> list[str]:
+        """Every module a page's module scripts import, statically or by import("..."), in the order found."""
+        seen, todo = [], list(entries)
+        while todo:
+            rel = todo.pop(0)
+            if rel in seen or rel not in self._files:
+                continue
+            seen.append(rel)
+            try:
+                text = self._files[rel].read_text(encoding="utf-8")
+            except (OSError, UnicodeDecodeError):
+                continue
+            base = rel.rsplit("/", 1)[0] + "/" if "/" in rel else ""
+            for m in MODULE_IMPORT.finditer(text):
+                todo.append(os.path.normpath(base + m.group(2)).replace(os.sep, "/"))
+        return seen
+
     def _rewrite(self, html: str) -> str:
+        """A page with its files' versioned URLs, and a modulepreload link for every module its scripts
+        import (so the browser fetches the whole module graph at once, not one level of imports per round
+        trip)."""
         def versioned(m: re.Match) -> str:
             rel = m.group(3)
             if rel in self._files and rel not in PAGES and not rel.endswith(".html"):
                 return f"{m.group(1)}{m.group(2)}{self.url(rel)}"
             return m.group(0)
+        entries = MODULE_SCRIPT.findall(html)
+        preload = "".join(f'<link rel="modulepreload" href="/{rel}">\n' for rel in self._module_graph(entries)
+                          if rel not in entries)
+        if preload and "</head>" in html:
+            html = html.replace("</head>", preload + "</head>", 1)
         return REFERENCE.sub(versioned, html)
 
     def asset(self, rel: str) -> Asset | None:
