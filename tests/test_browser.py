@@ -110,7 +110,9 @@ def test_page_is_ready_without_plotly_and_shows_reverse(guarded, live_server):
             plotly["held"].append(route)
 
     first.route(re.compile(r"^http://127\.0\.0\.1:\d+(/v/\w+)?/vendor/plotly\.min\.js$"), hold)
-    open_app(first, live_server.url)
+    # (the page's load event waits for the preloaded plotly.js: wait for the document, then for the page)
+    first.goto(live_server.url, wait_until="domcontentloaded")
+    first.wait_for_selector("body[data-ready='1']", timeout=15000)
     assert first.evaluate("typeof window.Plotly") == "undefined"
     assert first.locator(".values-table tbody tr").count() == 2 and first.locator("#diagram .layer-row").count() == 3
     plotly["released"] = True
