@@ -72,10 +72,10 @@ def visit(context, url: str, throttle: dict | None = None) -> tuple[float, Wire]
     page = context.new_page()
     wire = Wire(page, throttle)
     start = time.monotonic()
-    page.goto(url)
-    page.wait_for_function(DRAWN, timeout=60000)
+    page.goto(url, wait_until="commit", timeout=120000)
+    page.wait_for_function(DRAWN, timeout=120000)
     took = time.monotonic() - start
-    page.wait_for_load_state("networkidle")
+    page.wait_for_load_state("networkidle", timeout=120000)
     page.close()
     return took, wire
 
@@ -174,6 +174,17 @@ async def burst(url: str, paths: list[str], visits: int, concurrency: int, sourc
             "errors": errors, "wall": wall, "wire": wire}
 
 
+class Running:
+    """A server started elsewhere (--url), left running."""
+
+    def __init__(self, url: str, pid: int | None):
+        self.url = url.rstrip("/")
+        self.process = type("Process", (), {"pid": pid or 0})()
+
+    def stop(self) -> None:
+        pass
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--visits", type=int, default=3)
@@ -181,6 +192,9 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=100)
     parser.add_argument("--mbit", type=float, default=20.0)
     parser.add_argument("--rtt", type=float, default=40.0)
+    parser.add_argument("--url", help="measure a server already running there (e.g. another version of rasplay, "
+                                      "for a before/after figure under the same machine load) instead of starting one")
+    parser.add_argument("--server-pid", type=int, help="with --url: the server's process id, for its CPU seconds")
     args = parser.parse_args()
     from playwright.sync_api import sync_playwright
 
@@ -191,9 +205,9 @@ def main() -> None:
     throttle = {"offline": False, "latency": args.rtt, "downloadThroughput": rate, "uploadThroughput": rate}
     source = (ROOT / "examples" / "reverse.rasp").read_text()
     with tempfile.TemporaryDirectory() as data:
-        server = LiveServer(Path(data))
+        server = Running(args.url, args.server_pid) if args.url else LiveServer(Path(data))
         try:
-            warm = wait_for_best_compression(server.url)
+            warm = wait_for_best_compression(server.url, timeout=20 if args.url else 120)
             with sync_playwright() as p:
                 browser = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
                 fig = browser_figures(browser, server.url, args.visits, throttle)
