@@ -214,11 +214,21 @@ class WebAssets:
             asset.encoded[encoding] = (level, body if have is None or len(body) <= len(have[1]) else have[1])
         return asset.encoded[encoding][1]
 
+    def _first_visit(self) -> set[str]:
+        """The files the main page fetches at once: what it references and its module graph."""
+        try:
+            html = self._files["index.html"].read_text(encoding="utf-8")
+        except (KeyError, OSError):
+            return set()
+        named = {m.group(3) for m in REFERENCE.finditer(html)}
+        return {"index.html"} | named | set(self._module_graph(MODULE_SCRIPT.findall(html)))
+
     def compress_all(self, version: str) -> None:
-        """(In the background) every compressible file of this version at the best settings, the largest
-        (the vendored bundles) first in each pass of brotli then gzip."""
+        """(In the background) every compressible file of this version at the best settings: the main page's
+        files first, the largest first, in a pass of brotli then one of gzip."""
         sizes = {rel: size for rel, size, _ in self._signature or ()}
-        names = sorted(self._files, key=lambda rel: -sizes.get(rel, 0))
+        first = self._first_visit()
+        names = sorted(self._files, key=lambda rel: (rel not in first, -sizes.get(rel, 0)))
         for encoding in ("br", "gzip"):
             for rel in names:
                 if self.version != version:
