@@ -45,7 +45,7 @@ def widget_css() -> str:
 
 @lru_cache(maxsize=1)
 def plotly_source() -> str:
-    """The page's plotly.js: the official cartesian partial bundle vendored in web/vendor."""
+    """The page's plotly.js: the partial bundle (core + heatmap) vendored in web/vendor."""
     return resources.files("rasplay.web").joinpath("vendor", "plotly.min.js").read_text(encoding="utf-8")
 
 

@@ -1,4 +1,4 @@
-"""The page on plotly.js's partial (cartesian) bundle, in Chromium, guarded to 127.0.0.1: every kind of chart the
+"""The page on its partial plotly.js bundle (core + heatmap: web/vendor/plotly-build), in Chromium, guarded to 127.0.0.1: every kind of chart the
 page draws (selector heatmap, compiled attention, the soft-attention study's curves, imported attention overlays)
 renders with trace types the served bundle holds, exports to PNG and SVG, and every file comes compressed
 under a versioned URL. (Training curves and the trained overlay: test_browser.py's train test, on the same

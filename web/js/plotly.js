@@ -1,5 +1,5 @@
-// plotly.js (web/vendor/plotly.min.js: the official cartesian partial bundle, heatmap and scatter traces among
-// its traces) is the page's largest file: it is loaded after the page's first render, so the editor, values and
+// plotly.js (web/vendor/plotly.min.js: a partial bundle of plotly's core, with its scatter trace, and the
+// heatmap trace; recipe in web/vendor/plotly-build) is the page's largest file: it is loaded after the page's first render, so the editor, values and
 // diagram are usable at once. Its URL is relative to this module, so it comes from the same (versioned,
 // immutable) tree of the app as the module itself.
 
