@@ -225,3 +225,14 @@ def test_event_streams_pass_uncompressed_and_each_event_leaves_at_once():
     body = b"".join(m.get("body", b"") for m in sent[1:])
     assert body == b"data: first\n\ndata: second\n\n"
 
+
+
+def test_the_page_modules_name_the_apps_files_by_relative_urls():
+    """A module imports other files of the app by relative URLs ("./x.js", "../vendor/y.js"), so a versioned
+    page's modules all come from the same immutable tree; an absolute "/js/..." or "/vendor/..." would load the
+    file outside it (unversioned, revalidated on every visit)."""
+    absolute = re.compile(r"""["'`]/(?:js|vendor)/""")
+    hits = [f"{p.relative_to(WEB)}:{n}" for p in sorted((WEB / "js").rglob("*.js"))
+            for n, line in enumerate(p.read_text().splitlines(), 1) if absolute.search(line)]
+    assert hits == []
+    assert absolute.search('await import("/vendor/codemirror.bundle.js")')
