@@ -50,8 +50,7 @@ function link(sources) {
   return urls;
 }
 
-function loadPlotlySource(text) {
-  if (window.Plotly || !text) return Promise.resolve();
+function runPlotly(text) {
   return new Promise((resolve, reject) => {
     const script = document.createElement("script");
     script.src = URL.createObjectURL(new Blob([text], { type: "text/javascript" }));
@@ -59,6 +58,27 @@ function loadPlotlySource(text) {
     script.onerror = () => reject(new Error("plotly.js did not load"));
     document.head.append(script);
   });
+}
+
+// plotly.js once per notebook page: not in any widget's state (a saved notebook would carry a copy per
+// widget); the first widget asks its kernel for it and every other widget of the page waits for that copy.
+// (A host that has it in the state, as the self-contained HTML file does, gives it directly.)
+function loadPlotly(model) {
+  if (window.Plotly) return Promise.resolve();
+  if (!window.rasplayPlotly) {
+    const given = model.get("plotly");
+    window.rasplayPlotly = given ? runPlotly(given) : new Promise((resolve, reject) => {
+      const answer = (msg) => {
+        if (!msg || msg.kind !== "plotly") return;
+        model.off("msg:custom", answer);
+        runPlotly(msg.source).then(resolve, reject);
+      };
+      model.on("msg:custom", answer);
+      model.send({ kind: "plotly" });
+    });
+    window.rasplayPlotly.catch(() => { window.rasplayPlotly = null; });
+  }
+  return window.rasplayPlotly;
 }
 
 function node(tag, className, text) {
@@ -80,7 +100,7 @@ async function render({ model, el }) {
   const data = model.get("data");
   const sources = { ...model.get("modules"), "api.js": apiModule(data) };
   const urls = link(sources);
-  await loadPlotlySource(model.get("plotly"));
+  await loadPlotly(model);
   const [values, diagram, heatmap, docmodel, compile, train] = await Promise.all(
     ["values.js", "diagram.js", "heatmap.js", "docmodel.js", "compile.js", "train.js"].map((m) => import(urls[m])));
 

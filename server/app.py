@@ -1,11 +1,10 @@
-"""The FastAPI application factory: API routers under /api/v1, short links, the browser app in web/,
-plotly.js from the installed plotly package, the API reference at /docs from local assets, security
+"""The FastAPI application factory: API routers under /api/v1, short links, the browser app in web/
+(versioned, cached and compressed by assets.py), the API reference at /docs from local assets, security
 headers, limits and stores."""
 from __future__ import annotations
 
 import asyncio
 import errno
-import functools
 import gc
 from contextlib import asynccontextmanager
 from importlib import resources
@@ -13,11 +12,10 @@ from pathlib import Path
 
 from fastapi import FastAPI, Request
 from fastapi.middleware.cors import CORSMiddleware
-from fastapi.responses import FileResponse, RedirectResponse, Response
+from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
-from fastapi.staticfiles import StaticFiles
 
-from . import errors
+from . import assets, errors
 from .api import compile, evaluate, examples, exercises, health, share, train
 from .api.deps import Services
 from .bodies import RequestBody
@@ -32,13 +30,6 @@ from .workers import WorkerPool
 
 WEB_DIR = Path(str(resources.files("rasplay.web")))
 API_PREFIX = "/api/v1"
-
-
-@functools.lru_cache(maxsize=1)
-def plotly_js() -> bytes:
-    from plotly.offline import get_plotlyjs
-
-    return get_plotlyjs().encode()
 
 
 def install_storage_errors(app: FastAPI) -> None:
@@ -184,30 +175,26 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                              headers={"Allow": allowed})
         return errors.error_response(404, "not_found", f"nothing at {path}")
 
-    @app.get("/vendor/plotly.min.js", include_in_schema=False)
-    async def plotly():
-        return Response(plotly_js(), media_type="text/javascript",
-                        headers={"Cache-Control": "public, max-age=86400"})
-
     @app.get("/docs", include_in_schema=False)
-    async def api_reference():
+    async def api_reference(request: Request):
         """The API reference: Swagger UI from web/vendor/swagger-ui (offline, under the page's CSP)."""
-        return FileResponse(WEB_DIR / "apidocs.html")
+        return await web.page(request, "apidocs.html")
 
     @app.get("/redoc", include_in_schema=False)
     async def redoc():
         return RedirectResponse("/docs", status_code=308)
 
     @app.api_route("/embed", methods=["GET", "HEAD"], include_in_schema=False)
-    async def embed():
-        return FileResponse(WEB_DIR / "index.html")
+    async def embed(request: Request):
+        return await web.page(request, "index.html")
 
     declare_limits(app, settings)
-    app.mount("/", StaticFiles(directory=WEB_DIR, html=True), name="web")
+    web = assets.install(app, WEB_DIR)   # the app's files at / (after every other route)
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])
     app.add_middleware(RequestBody, max_bytes=settings.max_body_bytes, seconds=settings.body_seconds)
+    assets.compression_middleware(app)
     # security headers go around everything, even Starlette's own error middleware (so a 500 has them too);
     # around them, answers leave in chunks a client must take in time (server/responses.py)
     build_stack = app.build_middleware_stack

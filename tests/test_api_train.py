@@ -47,8 +47,9 @@ def wait_until(client, job_id, predicate, timeout=60):
 
 def read_events(url, timeout=60):
     events, done = [], None
-    with httpx.stream("GET", url, timeout=timeout) as r:
+    with httpx.stream("GET", url, timeout=timeout, headers={"accept-encoding": "br, gzip"}) as r:
         assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
+        assert "content-encoding" not in r.headers          # events are never compressed (nor held back)
         kind = None
         for line in r.iter_lines():
             if line.startswith("event: "):

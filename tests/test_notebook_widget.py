@@ -100,3 +100,117 @@ def test_trained_overlay_renders(browser, served, tmp_path):
         page.wait_for_selector(".train-overlay .overlay-plot[data-drawn='1']", timeout=60_000)
         assert page.locator(".train-overlay [data-mode='trained']").get_attribute("aria-checked") == "true"
         guard.close()
+    # the view shows the input shown above it: a model on another input, a training result refused there
+    other = rasplay.show(REVERSE, ["hel"], trained=load_model(saved))
+    assert [t for t in other.data["overlay"]["tokens"] if t in "hel"] == list("hel")
+    with pytest.raises(ValueError, match="pass the trained model"):
+        rasplay.show(REVERSE, ["hel"], trained=result)
+
+
+# ------------------------------------------------------------------ page weight: plotly once, small notebooks
+
+def saved_notebook(widgets) -> str:
+    """A notebook as Jupyter saves it with its widget state: each widget's output (its mimebundle) in a cell,
+    and every widget's synced state in the notebook's metadata."""
+    cells = []
+    state = {}
+    for w in widgets:
+        data, _ = w._repr_mimebundle_()
+        cells.append({"cell_type": "code", "execution_count": 1, "metadata": {}, "source": "rasplay.show(...)",
+                      "outputs": [{"output_type": "display_data", "data": data, "metadata": {}}]})
+        state[w.model_id] = {"model_name": w._model_name, "model_module": w._model_module,
+                             "model_module_version": w._model_module_version, "state": w.get_state()}
+    import json
+
+    return json.dumps({"nbformat": 4, "nbformat_minor": 5, "cells": cells, "metadata": {
+        "widgets": {"application/vnd.jupyter.widget-state+json": {"version_major": 2, "version_minor": 0,
+                                                                   "state": state}}}}, default=str)
+
+
+def test_no_widget_carries_plotly_and_five_widgets_save_under_2_mb():
+    from rasplay.interop.notebook import plotly_source
+
+    model = rasplay.compile(REVERSE, vocab="helo", max_len=6)
+    widgets = [rasplay.show(REVERSE, ["hello"], compiled=model)] + \
+              [rasplay.show(REVERSE, [w]) for w in ("hel", "oleh", "hole", "eh")]
+    assert all("plotly" not in w.get_state() for w in widgets)
+    saved = saved_notebook(widgets)
+    assert len(saved.encode()) < 2_000_000, len(saved)
+    assert plotly_source()[:2000] not in saved
+    assert plotly_source() == (ROOT / "web/vendor/plotly.min.js").read_text()   # the page's partial bundle
+
+
+def test_the_kernel_sends_plotly_once_asked():
+    from rasplay.interop.notebook import plotly_source
+
+    w = rasplay.show("x = tokens;", ["ab"])
+    sent = []
+    w.send = lambda content, buffers=None: sent.append(content)
+    w._answer(w, {"kind": "something else"}, [])
+    assert sent == []
+    w._answer(w, {"kind": "plotly"}, [])
+    assert sent == [{"kind": "plotly", "source": plotly_source()}]
+
+
+def test_the_mimebundle_has_a_static_picture_for_a_notebook_without_a_kernel():
+    hostile = "<img src=x onerror=alert(1)>"
+    w = rasplay.show(REVERSE, [hostile])
+    data, _ = w._repr_mimebundle_()
+    assert "application/vnd.jupyter.widget-view+json" in data
+    assert "RaspView object" not in data["text/plain"] and "reverse" in data["text/plain"]
+    picture = data["text/html"]
+    assert "<script" not in picture and "<img" not in picture and "<th>&lt;</th>" in picture   # text, not markup
+    assert picture.count("<table>") == 3          # the values, and the two selectors of reverse
+    assert "select(indices, mirror, ==) (layer 2)" in picture
+    reversed_row = "".join(f"<td>{v}</td>" for v in reversed(hostile)).replace("<td><</td>", "<td>&lt;</td>") \
+        .replace("<td>></td>", "<td>&gt;</td>")
+    assert f"<tr><th>reversed</th>{reversed_row}</tr>" in picture
+    assert "&#9632;" in picture                                                   # selected cells are marked
+
+
+def test_a_training_result_is_shown_only_on_its_own_example_input():
+    from rasplay.interop.notebook import view_data
+
+    result = {"output": "reversed", "program": {"layers": 2, "heads_per_layer": [1, 1]},
+              "example": {"input": list("hello"), "tokens": ["<bos>", *"hello"], "attention": [[[[1.0]]]],
+                          "selectors": []}}
+    assert view_data(REVERSE, ["hello"], trained=result)["overlay"]["input"] == list("hello")
+    with pytest.raises(ValueError, match="example input 'hello' only, not on 'hel'"):
+        view_data(REVERSE, ["hel"], trained=result)
+
+
+HOST = """<!doctype html><html><head><meta charset="utf-8"></head><body><div id="a"></div><div id="b"></div>
+<script type="module">
+const esm = %s;
+const widget = await import(URL.createObjectURL(new Blob([esm], { type: "text/javascript" })));
+window.asked = 0;
+function host(state) {
+  // anywidget's front-end model, with a kernel that answers the plotly request (in the next task)
+  const listeners = [];
+  return { get: (k) => state[k], set() {}, save_changes() {}, on: (n, f) => listeners.push([n, f]),
+    off: (n, f) => { const i = listeners.findIndex((l) => l[1] === f); if (i >= 0) listeners.splice(i, 1); },
+    send: (msg) => { window.asked += 1; fetch("/plotly.min.js").then((r) => r.text()).then((source) => {
+      for (const [n, f] of [...listeners]) if (n === "msg:custom") f({ kind: "plotly", source }); }); } };
+}
+const states = %s;
+await Promise.all([widget.default.render({ model: host(states[0]), el: document.getElementById("a") }),
+                   widget.default.render({ model: host(states[1]), el: document.getElementById("b") })]);
+document.body.dataset.rendered = "1";
+</script></body></html>"""
+
+
+def test_two_widgets_on_one_page_ask_for_plotly_once(browser, served):
+    import json
+
+    folder, base = served
+    states = [{"modules": w.modules, "data": w.data} for w in (rasplay.show(REVERSE, ["hello"]),
+                                                               rasplay.show(REVERSE, ["hel"]))]
+    (folder / "plotly.min.js").write_bytes((ROOT / "web/vendor/plotly.min.js").read_bytes())
+    (folder / "two.html").write_text(HOST % (json.dumps(widget_esm()), json.dumps(states).replace("<", "\\u003c")))
+    guard = Guarded(browser)
+    page = guard.page()
+    page.goto(f"{base}/two.html")
+    page.wait_for_selector("body[data-rendered='1']", timeout=120_000)
+    assert page.evaluate("window.asked") == 1
+    page.wait_for_function("document.querySelectorAll('.heatmap-plot[data-drawn]').length === 2", timeout=60_000)
+    guard.close()

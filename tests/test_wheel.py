@@ -21,12 +21,13 @@ import pytest
 from live_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
-DEPENDENCIES = ["numpy", "lark", "fastapi", "uvicorn", "orjson", "pydantic", "plotly"]
+DEPENDENCIES = ["numpy", "lark", "fastapi", "uvicorn", "orjson", "pydantic", "starlette_compress", "brotli"]
 # where the page's ES modules and the page itself name other files of the app
 REFERENCES = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\bsrc\s*=\s*|\bhref\s*=\s*|\.src\s*=\s*)["']([^"'#?]+)["']""")
 
 
 ASSET = re.compile(r"(?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:js|css|svg|html|png|ico|json)")
+VERSION = re.compile(r"^/v/[0-9a-f]{16}(?=/)")   # the app's files by their versioned URLs (server/assets.py)
 
 
 def source_files() -> list[str]:
@@ -147,23 +148,30 @@ def test_the_pages_and_every_asset_they_reference_are_served(served):
             r = c.get(path)
             assert r.status_code == 200 and r.content, path
             seen[path] = r.content
-            if path in ("/", "/embed", "/docs") or path.endswith((".js", ".html")) and not path.startswith("/vendor/"):
+            if path in ("/", "/embed", "/docs") or path.endswith((".js", ".html")) and \
+                    not VERSION.sub("", path).startswith("/vendor/"):
                 base = path.rsplit("/", 1)[0] + "/"
                 for ref in REFERENCES.findall(r.text):
                     if not ASSET.fullmatch(ref):
                         continue
                     queue.append(ref if ref.startswith("/") else "/" + os.path.normpath(base.lstrip("/") + ref))
+    files = {VERSION.sub("", p) for p in seen}
     assert {"/style.css", "/favicon.svg", "/js/main.js", "/vendor/codemirror.bundle.js",
-            "/vendor/plotly.min.js"} <= set(seen)
-    assert any(p.startswith("/vendor/swagger-ui/") for p in seen)          # the API reference, offline
-    assert len([p for p in seen if p.startswith("/js/")]) >= 10
+            "/vendor/plotly.min.js"} <= files
+    assert any(p.startswith("/vendor/swagger-ui/") for p in files)          # the API reference, offline
+    assert len([p for p in files if p.startswith("/js/")]) >= 10
     # every file of the app is served as it is in the repository
     app_files = [p for p in (ROOT / "web").rglob("*") if p.is_file() and "codemirror-build" not in p.parts
+                 and "node_modules" not in p.parts
                  and p.suffix in (".html", ".css", ".svg", ".js")]
     with httpx.Client(base_url=served, timeout=30) as c:
         for p in app_files:
             path = "/" + str(p.relative_to(ROOT / "web"))
-            assert c.get(path).content == p.read_bytes(), path
+            body = c.get(path).content
+            if p.suffix == ".html":   # pages: files named by versioned URLs, their modules preloaded
+                body = re.sub(rb'<link rel="modulepreload" href="[^"]+">\n', b"", body)
+                body = re.sub(rb"/v/[0-9a-f]{16}/", b"/", body)
+            assert body == p.read_bytes(), path
 
 
 def test_the_examples_and_an_evaluation_are_served(served):

@@ -54,7 +54,7 @@ export function toCodeMirrorDiagnostics(doc, diagnostics) {
 }
 
 async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) {
-  const cm = await import("/vendor/codemirror.bundle.js");
+  const cm = await import("../vendor/codemirror.bundle.js");
   const { EditorView, EditorState, basicSetup, keymap, StreamLanguage, HighlightStyle, syntaxHighlighting, tags,
     lintGutter, setDiagnostics, indentWithTab, autocompletion, completeFromList, Decoration, StateEffect, StateField,
     RangeSetBuilder } = cm;

@@ -723,6 +723,9 @@ function wire() {
 }
 
 async function main() {
+  // the first heatmap needs plotly.js: it runs while the page waits for its program and first evaluation
+  // (index.html preloads the file); the page is ready without it all the same
+  loadPlotly().catch(() => { /* told below, once the page is ready */ });
   if (embedMode) {
     document.body.classList.add("embed");
     document.body.classList.toggle("solve", solveMode);

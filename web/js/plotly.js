@@ -1,5 +1,7 @@
-// plotly.js (served by our own server from the installed plotly package) is large: it is loaded
-// after the page's first render, so the editor, values and diagram are usable at once.
+// plotly.js (web/vendor/plotly.min.js: a partial bundle of plotly's core, with its scatter trace, and the
+// heatmap trace; recipe in web/vendor/plotly-build) is the page's largest file: it is loaded after the page's first render, so the editor, values and
+// diagram are usable at once. Its URL is relative to this module, so it comes from the same (versioned,
+// immutable) tree of the app as the module itself.
 
 let loading = null;
 
@@ -8,7 +10,7 @@ export function loadPlotly() {
   if (!loading) {
     loading = new Promise((resolve, reject) => {
       const script = document.createElement("script");
-      script.src = "/vendor/plotly.min.js";
+      script.src = new URL("../vendor/plotly.min.js", import.meta.url).href;
       script.onload = () => resolve(window.Plotly);
       script.onerror = () => { loading = null; reject(new Error("plotly.js did not load")); };
       document.head.append(script);
