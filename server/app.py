@@ -27,7 +27,7 @@ from .security import SecurityHeaders
 from .settings import Settings
 from .quotas import ConcurrencyLimit, RateLimit
 from .responses import Outgoing, SendLimits
-from .store import Store, StoreFull, StoreUnavailable
+from .store import StoreFull, StoreUnavailable, open_store
 from .workers import WorkerPool
 
 WEB_DIR = Path(str(resources.files("rasplay.web")))
@@ -126,7 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                        name="rasplay-eval", **memory),
                        heavy=WorkerPool(settings.heavy_pool_size, settings.compile_seconds, settings.queue_seconds,
                                         depth=1, name="rasplay-heavy", **memory),
-                       store=Store(settings.data_dir / "links.sqlite3", settings.max_store_bytes),
+                       store=open_store(settings.store, settings.data_dir, settings.max_store_bytes),
                        cache=ResponseCache(),
                        jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
                                        settings.train_seconds, memory_bytes=settings.train_memory,
