@@ -5,7 +5,8 @@ Failure modes: the database unreachable, restarting or stopped makes every call 
 (a 503 with Retry-After), within `connect_seconds` to connect and `statement_seconds` per statement, never
 a hang; a broken connection is replaced at the next call (one retry: every statement here is
 idempotent), so service comes back by itself when the database does. The size cap (`max_bytes`) counts
-the tables with their indexes and TOAST (pg_total_relation_size): past it, and on a full disk, a write
+the tables with their indexes and TOAST (pg_total_relation_size), a write needing room for its text twice
+and two pages (so the tables stay under it): past it, and on a full disk, a write
 raises StoreFull (a 507). Only this module imports psycopg (the `course` extra).
 """
 from __future__ import annotations
@@ -92,7 +93,8 @@ class PostgresStore:
 
     def _insert(self, table: str, column: str, row_id: str, text: str) -> None:
         def work(conn):
-            if self.max_bytes and _size(conn) + len(text.encode()) > self.max_bytes:
+            # room for the text twice over (table or TOAST, and WAL-free page slack) and two new pages
+            if self.max_bytes and _size(conn) + 2 * len(text.encode()) + 2 * 8192 > self.max_bytes:
                 raise StoreFull(f"the server's store is full (its limit is {self.max_bytes} bytes)")
             conn.execute(f"INSERT INTO {table} (id, {column}) VALUES (%s, %s) ON CONFLICT (id) DO NOTHING",
                          (row_id, text))
