@@ -1,5 +1,5 @@
 # rasplay: `make serve` installs and runs the playground; `make test` installs what the tests need
-# (Debian's Chromium for the browser tests, Debian's PostgreSQL for the store tests, the test, train,
+# (Debian's Chromium for the browser tests, Debian's PostgreSQL and Redis for the course tests, the test, train,
 # notebook, tl and course extras, the test toolchain pinned in tests/constraints.txt) and runs them.
 PYTHON ?= python3
 # apt-get waits up to 10 minutes for a lock held by another apt (unattended upgrades), rather than
@@ -16,6 +16,7 @@ serve:
 test-deps:
 	@command -v chromium >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y chromium; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y postgresql; }
+	@command -v redis-server >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y redis-server; }
 	$(PYTHON) -m pip install -c tests/constraints.txt -e '.[test,train,notebook,tl,course]'
 
 test: test-deps

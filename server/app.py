@@ -25,7 +25,8 @@ from .cache import ResponseCache
 from .jobs import JobManager
 from .security import SecurityHeaders
 from .settings import Settings
-from .quotas import ConcurrencyLimit, RateLimit
+from .quotas import ConcurrencyLimit
+from .quotas_shared import rate_limit
 from .responses import Outgoing, SendLimits
 from .store import StoreFull, StoreUnavailable, open_store
 from .workers import WorkerPool
@@ -133,8 +134,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                        workroot=settings.data_dir / "jobs", warm=settings.train_warm,
                                        per_client=settings.client_jobs),
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
-                       writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"),
-                       checks_per_client=RateLimit(settings.checks_per_minute, "exercise checks"),
+                       writes_per_client=rate_limit(settings.redis, settings.writes_per_minute, "new links and models"),
+                       checks_per_client=rate_limit(settings.redis, settings.checks_per_minute, "exercise checks"),
                        outgoing=Outgoing(settings.client_pending_bytes, settings.data_dir))
         app.state.services = svc
         await asyncio.gather(svc.pool.start(), svc.heavy.start())

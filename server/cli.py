@@ -160,7 +160,7 @@ def cmd_serve(args) -> int:
         client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute,
         header_seconds=args.header_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
-        store=args.store or None,
+        store=args.store or None, redis=args.redis or None,
     )
     if settings.store and not is_database_url(settings.store):
         print(f"rasplay: --store takes a postgresql://... URL (got {settings.store.split('://')[0]!r}); "
@@ -552,6 +552,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--store", default=os.environ.get("RASPLAY_STORE"), metavar="URL",
                    help="keep links and models in PostgreSQL at this postgresql://... URL, shared by replicas "
                         "(default: $RASPLAY_STORE, else SQLite in --data-dir; needs rasplay[course]; docs/deploy.md)")
+    p.add_argument("--redis", default=os.environ.get("RASPLAY_REDIS"), metavar="URL",
+                   help="share the per-client write buckets (--writes-per-minute, --checks-per-minute) with the "
+                        "other replicas through Redis at this redis://... URL (default: $RASPLAY_REDIS, else "
+                        "this server's own; needs rasplay[course]; docs/deploy.md)")
     p.add_argument("--max-response-bytes", default="32MiB",
                    help="size of any one answer, every value counted (default 32MiB; larger is a 422)")
     p.add_argument("--client-pending-bytes", default="128MiB",

@@ -113,11 +113,12 @@ def test_the_store_cap_refuses_writes_and_keeps_what_it_has(location):
     store.close()
 
 
-def test_the_default_store_imports_no_psycopg(tmp_path):
+def test_the_default_store_imports_neither_psycopg_nor_redis(tmp_path):
     code = ("import sys; from pathlib import Path; import rasplay.server.app, rasplay.server.cli; "
             "from rasplay.server.store import open_store; "
             f"s = open_store(None, Path({str(tmp_path)!r})); s.put_link({{'source': 'x'}}); s.close(); "
-            "assert 'psycopg' not in sys.modules, 'psycopg imported'; print(type(s).__name__)")
+            "assert 'psycopg' not in sys.modules and 'redis' not in sys.modules, sorted(sys.modules); "
+            "print(type(s).__name__)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert p.returncode == 0 and p.stdout.strip() == "Store", p.stderr
     assert (tmp_path / "links.sqlite3").is_file()
