@@ -32,6 +32,7 @@ def test_two_replicas_share_one_write_allowance(tmp_path, redis_server):  # noqa
             r = cb.post("/api/v1/share", json={"state": {"source": f"# {tag} again\nx = indices;"}})
             assert r.status_code == 429 and r.json()["error"]["kind"] == "rate_limit"
             assert 1 <= int(r.headers["retry-after"]) <= 15
+            assert "redis" not in ca.get("/api/v1/health").text   # Redis's URL is never shown
     finally:
         a.stop()
         b.stop()

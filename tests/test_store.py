@@ -180,6 +180,8 @@ def test_two_servers_share_one_postgresql_store_and_answer_503_while_it_is_down(
             link = r.json()["id"]
             r = cb.get(f"/s/{link}", follow_redirects=False)   # made on one replica, opened on the other
             assert r.status_code == 302 and r.headers["location"].startswith("/#v1=")
+            health = ca.get("/api/v1/health").text   # the database's URL (and password) is never shown
+            assert "postgresql" not in health and "127.0.0.1" not in health
             postgres_server.stop()
             try:
                 for c, request in ((ca, lambda c: c.post("/api/v1/share", json={"state": {"source": "z = 1;"}})),
