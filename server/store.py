@@ -217,13 +217,13 @@ def is_database_url(location: str | None) -> bool:
 
 
 def open_store(location: str | Path | None, data_dir: Path, max_bytes: int | None = None):
-    """The store at `location`: a PostgreSQL URL, else an SQLite file (a directory: its links.sqlite3;
-    nothing: links.sqlite3 in data_dir)."""
+    """The store at `location`: a PostgreSQL URL, else an existing SQLite file, else a data directory
+    (made if missing) holding links.sqlite3; no location: links.sqlite3 in data_dir."""
     if isinstance(location, str) and is_database_url(location):
         from .store_postgres import PostgresStore   # psycopg only where a database is named
 
         return PostgresStore(location, max_bytes)
     path = Path(location) if location else data_dir
-    if path.is_dir() or not location:
+    if not path.is_file():   # a data directory, made if missing
         path = path / "links.sqlite3"
     return Store(path, max_bytes)

@@ -13,7 +13,7 @@ from .store import StoreError, is_database_url, open_store
 def _open(location: str, must_exist: bool):
     if not is_database_url(location):
         path = Path(location)
-        file = path / "links.sqlite3" if path.is_dir() else path
+        file = path if path.is_file() else path / "links.sqlite3"
         if must_exist and not file.is_file():
             raise StoreError(f"no store at {location} (a data directory with links.sqlite3, an SQLite file or a "
                              "postgresql://... URL)")

@@ -8,7 +8,6 @@ import sqlite3
 import subprocess
 import sys
 
-import httpx
 import pytest
 
 from live_server import ROOT, LiveServer, free_port
@@ -226,6 +225,16 @@ def test_store_copy_moves_every_link_and_model_to_postgresql(tmp_path, postgres_
     assert {row[0] for row in target.export_rows("models")} == models
     assert target.get_link(min(links))["inputs"] == ["ab"]
     target.close()
+
+
+def test_store_copy_between_sqlite_stores_makes_the_target_directory(tmp_path):
+    source = opened(str(tmp_path / "from"))
+    link = source.put_link(STATE)
+    source.close()
+    p = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "store", "copy", "--from", str(tmp_path / "from"),
+                        "--to", str(tmp_path / "new" / "dir")], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert p.returncode == 0 and "links: 1 in the source, 1 in the target" in p.stdout, p.stderr
+    assert opened(str(tmp_path / "new" / "dir" / "links.sqlite3")).get_link(link) == STATE
 
 
 def test_store_copy_refuses_a_missing_source(tmp_path):
