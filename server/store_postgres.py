@@ -12,7 +12,9 @@ raises StoreFull (a 507). Only this module imports psycopg (the `course` extra).
 from __future__ import annotations
 
 import json
+import os
 import re
+import socket
 import threading
 
 try:
@@ -73,22 +75,36 @@ class PostgresStore:
             self._conn = None
 
     def _run(self, work):
-        """work(connection) under the lock; a broken connection is replaced once, then StoreUnavailable."""
-        with self._lock:
+        """work(connection) under the lock; a broken connection is replaced once, then StoreUnavailable.
+        A database that stops answering (its process frozen, its host gone) is cut off by a watchdog after
+        statement_seconds + 2, and a call waits for the lock at most twice that: never a hang."""
+        if not self._lock.acquire(timeout=2 * (self.statement_seconds + self.connect_seconds + 2)):
+            raise StoreUnavailable("the server's store (PostgreSQL) is not answering")
+        try:
             for attempt in (0, 1):
                 reused = self._conn is not None and not self._conn.closed
+                cut = threading.Event()
                 try:
-                    return work(self._connection())
+                    conn = self._connection()
+                    watchdog = threading.Timer(self.statement_seconds + 2, _cut_off, (conn, cut))
+                    watchdog.daemon = True
+                    watchdog.start()
+                    try:
+                        return work(conn)
+                    finally:
+                        watchdog.cancel()
                 except pg_errors.DiskFull:
                     raise StoreFull("the server's database disk is full") from None
                 except (psycopg.OperationalError, psycopg.InterfaceError) as e:
                     self._drop()
-                    if attempt == 0 and reused:
+                    if attempt == 0 and reused and not cut.is_set():
                         continue   # the database restarted since: a fresh connection may work
-                    raise StoreUnavailable(f"the server's store (PostgreSQL) is unavailable "
-                                           f"({_first_line(e)})") from None
+                    reason = f"no answer within {self.statement_seconds + 2:g} s" if cut.is_set() else _first_line(e)
+                    raise StoreUnavailable(f"the server's store (PostgreSQL) is unavailable ({reason})") from None
                 except psycopg.Error as e:
                     raise StoreUnavailable(f"the server could not use its store ({_first_line(e)})") from None
+        finally:
+            self._lock.release()
         raise AssertionError("unreachable")   # pragma: no cover
 
     def _insert(self, table: str, column: str, row_id: str, text: str) -> None:
@@ -173,6 +189,17 @@ class PostgresStore:
     def close(self) -> None:
         with self._lock:
             self._drop()
+
+
+def _cut_off(conn, cut: threading.Event) -> None:
+    """Shut the connection's socket down under a call waiting for an answer: the call fails at once."""
+    cut.set()
+    try:
+        fd = conn.pgconn.socket
+        with socket.socket(fileno=os.dup(fd)) as sock:
+            sock.shutdown(socket.SHUT_RDWR)
+    except (OSError, psycopg.Error):
+        pass   # already closed
 
 
 def _size(conn) -> int:

@@ -4,9 +4,11 @@ size cap, PostgreSQL stopping and coming back, `rasplay store copy`, and replica
 from __future__ import annotations
 
 import os
+import signal
 import sqlite3
 import subprocess
 import sys
+import threading
 
 import pytest
 
@@ -148,6 +150,32 @@ def test_a_restart_of_postgresql_between_requests_goes_unnoticed(postgres_server
     postgres_server.stop()   # no request while it is down: the store still holds the dead connection
     postgres_server.start()
     assert store.get_link(link) == STATE
+    store.close()
+
+
+def test_a_frozen_postgresql_is_cut_off_not_waited_for(postgres_url):  # noqa: F811
+    from rasplay.server.store_postgres import PostgresStore
+
+    store = PostgresStore(postgres_url, statement_seconds=1)
+    link = store.put_link(STATE)
+    backend = store._run(lambda conn: conn.execute("SELECT pg_backend_pid()").fetchone()[0])
+    outcome = []
+
+    def read():
+        try:
+            outcome.append(store.get_link(link))
+        except StoreUnavailable as e:
+            outcome.append(e)
+    os.kill(backend, signal.SIGSTOP)   # the connection stays open, and nothing answers on it
+    try:
+        reader = threading.Thread(target=read)
+        reader.start()
+        reader.join(120)   # a hang ends the test here rather than at pytest's timeout
+        assert not reader.is_alive(), "the store waited for a frozen database"
+    finally:
+        os.kill(backend, signal.SIGCONT)
+    assert isinstance(outcome[0], StoreUnavailable) and "no answer within 3 s" in str(outcome[0])
+    assert store.get_link(link) == STATE   # a fresh connection
     store.close()
 
 
