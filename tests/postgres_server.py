@@ -24,7 +24,8 @@ def _bin_dir() -> Path | None:
 
 
 class PostgresServer:
-    def __init__(self):
+    def __init__(self, fsync: bool = False):   # tests need no durability across a power cut; bench/ does
+        self.fsync = fsync
         bindir = _bin_dir()
         if bindir is None:
             pytest.skip("PostgreSQL is not installed: `apt-get install -y postgresql` (make test-deps does it)")
@@ -66,7 +67,8 @@ class PostgresServer:
     def start(self) -> None:
         """Start the cluster; pg_ctl -w returns once it accepts connections."""
         self._as_owner([self.bindir / "pg_ctl", "-D", self.data, "-l", self.dir / "server.log", "-w", "-t", "60",
-                        "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 -c fsync=off", "start"])
+                        "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
+                              f"-c fsync={'on' if self.fsync else 'off'}", "start"])
 
     def stop(self) -> None:
         """Stop the cluster (fast: open connections are closed), as an operator or a crash would."""
