@@ -73,6 +73,25 @@ def test_rows_survive_reopening_and_migrations_apply_once(location):
     assert versions(location) == list(range(1, LATEST + 1))   # nothing applied twice
 
 
+def test_replicas_starting_together_migrate_once(location):
+    barrier = threading.Barrier(6)
+    outcomes = []
+
+    def start():
+        barrier.wait()
+        try:
+            opened(location).close()
+            outcomes.append("ok")
+        except Exception as e:   # noqa: BLE001 - the test shows it
+            outcomes.append(repr(e))
+    threads = [threading.Thread(target=start) for _ in range(6)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert outcomes == ["ok"] * 6 and versions(location) == list(range(1, LATEST + 1))
+
+
 def test_a_store_from_a_newer_rasplay_is_refused(location):
     opened(location).close()
     if location.startswith("postgresql://"):
