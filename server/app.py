@@ -23,9 +23,10 @@ from .cache import ResponseCache
 from .jobs import JobManager
 from .security import SecurityHeaders
 from .settings import Settings
-from .quotas import ConcurrencyLimit, RateLimit
+from .quotas import ConcurrencyLimit
+from .quotas_shared import rate_limit
 from .responses import Outgoing, SendLimits
-from .store import Store, StoreFull, StoreUnavailable
+from .store import StoreFull, StoreUnavailable, open_store
 from .workers import WorkerPool
 
 WEB_DIR = Path(str(resources.files("rasplay.web")))
@@ -117,7 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                        name="rasplay-eval", **memory),
                        heavy=WorkerPool(settings.heavy_pool_size, settings.compile_seconds, settings.queue_seconds,
                                         depth=1, name="rasplay-heavy", **memory),
-                       store=Store(settings.data_dir / "links.sqlite3", settings.max_store_bytes),
+                       store=open_store(settings.store, settings.data_dir, settings.max_store_bytes),
                        cache=ResponseCache(),
                        jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
                                        settings.train_seconds, memory_bytes=settings.train_memory,
@@ -125,8 +126,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                        warm=settings.train_warm if train.torch_available() else 0,   # no torch: no spares
                                        per_client=settings.client_jobs, orphan_after=settings.train_orphan_seconds),
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
-                       writes_per_client=RateLimit(settings.writes_per_minute, "new links and models"),
-                       checks_per_client=RateLimit(settings.checks_per_minute, "exercise checks"),
+                       writes_per_client=rate_limit(settings.redis, settings.writes_per_minute, "new links and models"),
+                       checks_per_client=rate_limit(settings.redis, settings.checks_per_minute, "exercise checks"),
                        outgoing=Outgoing(settings.client_pending_bytes, settings.data_dir))
         app.state.services = svc
         await asyncio.gather(svc.pool.start(), svc.heavy.start())

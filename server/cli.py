@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -138,7 +139,7 @@ def cmd_serve(args) -> int:
 
     from .app import create_app
     from .settings import Settings, default_data_dir, parse_bytes
-    from .store import Store, StoreCorrupt
+    from .store import StoreCorrupt, StoreUnavailable, is_database_url, open_store
     from .workers import default_workers
 
     try:
@@ -159,10 +160,15 @@ def cmd_serve(args) -> int:
         client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute,
         header_seconds=args.header_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
+        store=args.store or None, redis=args.redis or None,
     )
-    try:   # a damaged store: one clear line, before serving
-        Store(settings.data_dir / "links.sqlite3", settings.max_store_bytes).close()
-    except StoreCorrupt as e:
+    if settings.store and not is_database_url(settings.store):
+        print(f"rasplay: --store takes a postgresql://... URL (got {settings.store.split('://')[0]!r}); "
+              "without it the store is SQLite in --data-dir", file=sys.stderr)
+        return 1
+    try:   # a damaged or unreachable store: one clear line, before serving (migrations are applied here)
+        open_store(settings.store, settings.data_dir, settings.max_store_bytes).close()
+    except (StoreCorrupt, StoreUnavailable) as e:
         print(f"rasplay: {e}", file=sys.stderr)
         return 1
     from .app import ExercisesRefused
@@ -194,6 +200,12 @@ def cmd_serve(args) -> int:
     server = AnnouncingServer(config)
     server.run()
     return 0 if server.started else 1
+
+
+def cmd_store_copy(args) -> int:
+    from .store_copy import copy_store
+
+    return copy_store(args.source, args.target)
 
 
 def _pct(x) -> str:
@@ -540,6 +552,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--writes-per-minute", type=int, default=60,
                    help="new short links and compiled models per client address per minute (default 60; 0: no limit)")
     p.add_argument("--max-store-bytes", default="1GiB", help="size cap of the store of links and models (default 1GiB)")
+    p.add_argument("--store", default=os.environ.get("RASPLAY_STORE"), metavar="URL",
+                   help="keep links and models in PostgreSQL at this postgresql://... URL, shared by replicas "
+                        "(default: $RASPLAY_STORE, else SQLite in --data-dir; needs rasplay[course]; docs/deploy.md)")
+    p.add_argument("--redis", default=os.environ.get("RASPLAY_REDIS"), metavar="URL",
+                   help="share the per-client write buckets (--writes-per-minute, --checks-per-minute) with the "
+                        "other replicas through Redis at this redis://... URL (default: $RASPLAY_REDIS, else "
+                        "this server's own; needs rasplay[course]; docs/deploy.md)")
     p.add_argument("--max-response-bytes", default="32MiB",
                    help="size of any one answer, every value counted (default 32MiB; larger is a 422)")
     p.add_argument("--client-pending-bytes", default="128MiB",
@@ -624,6 +643,14 @@ def build_parser() -> argparse.ArgumentParser:
                         "state_dict.pt/.npz for transformer_lens.HookedTransformer; docs/interop.md)")
     _add_tracr_options(p)
     p.set_defaults(func=cmd_compile)
+
+    p = sub.add_parser("store", help="move a store of links and models (e.g. from SQLite to PostgreSQL)")
+    store_sub = p.add_subparsers(dest="store_command", required=True)
+    q = store_sub.add_parser("copy", help="copy every link and model from one store to another, then count both sides")
+    q.add_argument("--from", dest="source", required=True, metavar="STORE",
+                   help="a data directory (its links.sqlite3), an SQLite file or a postgresql://... URL")
+    q.add_argument("--to", dest="target", required=True, metavar="STORE", help="the same kinds as --from")
+    q.set_defaults(func=cmd_store_copy)
 
     p = sub.add_parser("dialect", help="which fragments a program belongs to (B-RASP, C-RASP, TL[#], length-free)")
     p.add_argument("file", help="the program (.rasp), or - for standard input")

@@ -74,6 +74,8 @@ class Settings:
     writes_per_minute: int = 60         # new short links and compiled models per client per minute
     checks_per_minute: int = 30         # exercise checks per client per minute (each reveals a little of the reference)
     max_store_bytes: int = 1 << 30      # the store (links and models) on disk
+    store: str | None = None            # a PostgreSQL URL for the store (None: SQLite in data_dir)
+    redis: str | None = None            # a Redis URL: write buckets shared by replicas (None: in this process)
 
     @property
     def heavy_pool_size(self) -> int:

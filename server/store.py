@@ -10,6 +10,10 @@ included: the log may take an eighth of it (at least 128 KiB, at most 8 MiB: SQL
 half that and truncates it to it), the log's index 32 KiB, and the database the rest (SQLite's
 max_page_count). Past it, and on a full disk, a write raises StoreFull; any other failure to write raises StoreUnavailable. Opening a file
 that is not a sound rasplay store raises StoreCorrupt with one line saying so.
+
+The schema comes from migrations.py (applied at open). With a PostgreSQL URL (`rasplay serve --store
+postgresql://...` or RASPLAY_STORE), open_store gives store_postgres.PostgresStore instead, with the same
+methods; psycopg is imported only then.
 """
 from __future__ import annotations
 
@@ -20,20 +24,10 @@ import sqlite3
 import threading
 from pathlib import Path
 
+from .migrations import TABLES, NewerSchema, migrate_sqlite
+
 ID_PATTERN = r"^[a-z2-7]{10,26}$"
 SHM_BYTES = 32 * 1024   # the write-ahead log's index (its -shm file) for a store of this size
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS links (
-    id TEXT PRIMARY KEY,
-    state TEXT NOT NULL,
-    created REAL NOT NULL DEFAULT (julianday('now'))
-);
-CREATE TABLE IF NOT EXISTS models (
-    id TEXT PRIMARY KEY,
-    spec TEXT NOT NULL,
-    created REAL NOT NULL DEFAULT (julianday('now'))
-)
-"""
 
 
 class StoreError(Exception):
@@ -83,13 +77,16 @@ class Store:
             check = self._db.execute("PRAGMA quick_check").fetchone()[0]
             if check != "ok":
                 raise sqlite3.DatabaseError(check)
-            self._db.executescript(_SCHEMA)
+            migrate_sqlite(self._db)
             if max_bytes:
                 page = self._db.execute("PRAGMA page_size").fetchone()[0]
                 wal = self.wal_allowance(max_bytes)
                 self._db.execute(f"PRAGMA journal_size_limit = {wal}")
                 self._db.execute(f"PRAGMA wal_autocheckpoint = {max(1, wal // 2 // page)}")
                 self._db.execute(f"PRAGMA max_page_count = {max(1, (max_bytes - wal - SHM_BYTES) // page)}")
+        except NewerSchema as e:
+            self._db.close()
+            raise StoreCorrupt(f"the store {path} was written by a newer rasplay: {e}") from None
         except sqlite3.Error as e:
             self._db.close()
             raise StoreCorrupt(f"the store {path} is damaged or not a rasplay store ({e}); move it away "
@@ -174,6 +171,59 @@ class Store:
                 pass
         return with_pages * self._db.execute("PRAGMA page_size").fetchone()[0] + logs
 
+    # ---------------------------------------------------------------- moving a store (`rasplay store copy`)
+
+    def count(self, table: str) -> int:
+        with self._lock:
+            return self._db.execute(f"SELECT COUNT(*) FROM {_table(table)}").fetchone()[0]
+
+    def export_rows(self, table: str) -> list[tuple[str, str, float]]:
+        """Every row of `links` or `models`: (id, JSON text, created as Unix seconds)."""
+        with self._lock:
+            return self._db.execute(f"SELECT id, {TABLES[_table(table)]}, (created - 2440587.5) * 86400.0 "
+                                    f"FROM {table} ORDER BY id").fetchall()
+
+    def import_rows(self, table: str, rows: list[tuple[str, str, float]]) -> int:
+        """Add rows (as export_rows gives them) that are not stored yet; returns how many were new."""
+        column = TABLES[_table(table)]
+        with self._lock:
+            before = self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0]
+            self._db.execute("BEGIN")
+            try:
+                self._db.executemany(f"INSERT OR IGNORE INTO {table} (id, {column}, created) "
+                                     f"VALUES (?, ?, ? / 86400.0 + 2440587.5)", rows)
+                self._db.execute("COMMIT")
+            except sqlite3.Error as e:
+                self._db.execute("ROLLBACK")
+                raise StoreUnavailable(f"the server could not write its store ({e})") from None
+            return self._db.execute(f"SELECT COUNT(*) FROM {table}").fetchone()[0] - before
+
+    def describe(self) -> str:
+        return f"SQLite {self.path}"
+
     def close(self) -> None:
         with self._lock:
             self._db.close()
+
+
+def _table(name: str) -> str:
+    if name not in TABLES:
+        raise ValueError(f"no table {name!r} in a store (there are {', '.join(TABLES)})")
+    return name
+
+
+def is_database_url(location: str | None) -> bool:
+    return bool(location) and location.split("://", 1)[0] in ("postgresql", "postgres")
+
+
+def open_store(location: str | Path | None, data_dir: Path, max_bytes: int | None = None):
+    """The store at `location`: a PostgreSQL URL, else an existing SQLite file, else a data directory
+    (made if missing) holding links.sqlite3; no location: links.sqlite3 in data_dir."""
+    if isinstance(location, str) and is_database_url(location):
+        from .store_postgres import PostgresStore   # psycopg only where a database is named
+
+        return PostgresStore(location, max_bytes)
+    path = Path(location) if location else data_dir
+    if not path.is_file():   # a data directory, made if missing
+        path = path / "links.sqlite3"
+    return Store(path, max_bytes)

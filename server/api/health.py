@@ -23,7 +23,8 @@ def _version() -> str:
 async def health(request: Request):
     svc = request.app.state.services
     settings = svc.settings
-    limits = {k: v for k, v in asdict(settings).items() if k not in ("data_dir", "cors_origins", "exercises_dirs")}
+    hidden = ("data_dir", "cors_origins", "exercises_dirs", "store", "redis")   # paths, and URLs with passwords
+    limits = {k: v for k, v in asdict(settings).items() if k not in hidden}
     return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
             "training": {**svc.jobs.stats(), "available": torch_available()}, "cache": svc.cache.stats(),
             "pools": {"evaluation": svc.pool.stats(), "heavy": svc.heavy.stats()},
