@@ -14,6 +14,8 @@ A proof, never a guess (a missed proof only costs the model one more value). Fac
   aggregate over one gives its default there; elementwise functions of one s-op carry the values
   along) compared with a constant query (most_frequent: `select(is_winner, True, ==)`).
 * `a or b` selects a key where either does; the reflexive and constant facts of value_sets.
+* for an aggregate of strings, an empty row that forces another row to select several keys (an
+  error in the evaluator: strings cannot be averaged) does not count (default_unseen).
 
 A strict total order on the positions: `select(a, a, <)` (or `>`) for an `a` one-to-one over the
 positions, and `select(a, a, <) or (select(a, a, ==) and T)` for a strict total order T (ties of a
@@ -33,6 +35,22 @@ class NonEmpty:
     def __init__(self, vs, N: int, injective):
         self.vs, self.N, self.injective = vs, N, injective
         self.memo: dict = {}
+
+    # ---------------------------------------------------------------- aggregates
+
+    def default_unseen(self, agg: Node, sop_values) -> bool:
+        """Does the aggregate never give its default on an input the evaluator evaluates? Where its
+        selector always selects, and also where an empty row forces another row to select several
+        keys and the values are strings (whose mean is an error): `select(k, q, ==)` with k and q
+        positions (0..n-1 at length n) and q taking every position (sort_unique's
+        `select(selector_width(select(tokens, tokens, <)), indices, ==)`): by pigeonhole, k is one-to-one
+        (then every row selects exactly one key) or two keys share a value, which some query holds."""
+        if self.selects_always(agg.selector):
+            return True
+        sel = agg.selector
+        return (sop_values is not None and np.asarray(sop_values).dtype.kind == "U" and sel.kind == "select"
+                and sel.predicate == "==" and self.in_positions(sel.keys) and self.in_positions(sel.queries)
+                and self.covers(sel.queries))
 
     # ---------------------------------------------------------------- selectors
 

@@ -39,7 +39,7 @@ class ValueSets:
     at_most_one: dict[int, bool] = field(default_factory=dict)         # selector id -> selects <= 1 key per query
     lengths: set = field(default_factory=set)       # selector_width ids equal to the input length
     averages: set = field(default_factory=set)      # aggregate ids that may average several values
-    never_empty: set = field(default_factory=set)   # aggregate ids whose rows always select a key (nonempty.py)
+    never_empty: set = field(default_factory=set)   # aggregate ids that never give their default (nonempty.py)
     dropped_default: dict[int, str] = field(default_factory=dict)   # a list or dict default: an empty row fails
     constraints: list = field(default_factory=list)
     joints: list = field(default_factory=list)      # (aggregate ids, rows): means over one selector, jointly
@@ -227,7 +227,7 @@ def _elementwise_values(program: Program, node: Node, vs: ValueSets):
 def _aggregate_values(program: Program, node: Node, vs: ValueSets, nonempty: NonEmpty):
     sel = node.selector
     sop_values = vs.values.get(node.sop.id)
-    never_empty = nonempty.selects_always(sel)
+    never_empty = nonempty.default_unseen(node, sop_values)
     if never_empty:
         vs.never_empty.add(node.id)
     if sop_values is None:
