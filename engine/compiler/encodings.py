@@ -423,7 +423,7 @@ class Planner:
         if sop_values is None:
             return override or "numerical"
         values = vs.values.get(node.id)
-        if values is not None and values.dtype.kind == "O" and sop_values.dtype.kind != "O":
+        if values is not None and values.dtype.kind in "OU" and sop_values.dtype.kind in "if":
             # a default of another type beside the values: one more class of a categorical block
             if override == "numerical":
                 raise RaspError(f"'{name}' holds {elementwise.type_of(sop_values)} values and, where its selector "
