@@ -126,3 +126,34 @@ def test_compiled_defaults_equal_the_evaluator_or_compile_refuses(source, max_le
         return
     r = model.check()
     assert r["exhaustive"] and r["agree"] == r["inputs"], (source, r["first_mismatch"])
+
+
+def _never_empty(source, max_len=4):
+    from rasplay.engine.compiler.extract import extract_graph
+    from rasplay.engine.compiler.validate import DEFAULT_COMPILE_LIMITS, validate_program
+    from rasplay.engine.compiler.value_sets import infer_value_sets
+
+    program = validate_program(source, "r", "abc", max_len, "<bos>", None, DEFAULT_COMPILE_LIMITS)
+    graph = extract_graph(program)
+    return program.output.id in infer_value_sets(program, graph).never_empty
+
+
+@pytest.mark.parametrize("selector, proved", [
+    ("select(indices, n - indices - 1, ==)", True),             # positional: enumerated per length
+    ("select(t, indices, ==)", True),                           # a permutation of the positions as keys
+    ("select(indices, t, ==)", True),                           # positions as queries
+    ("select(win, True, ==)", True),                            # a value present on every input
+    ("select(indices, 0, ==) or select(tokens, \"a\", ==)", True),
+    ("select(indices, indices - 1, ==)", False),
+    ("select(u, indices, ==)", False),                          # ties: a number row may be empty
+    ("select(tokens, \"a\", ==)", False),
+    ("select(win, False, ==)", False),
+])
+def test_the_never_empty_proof(selector, proved):
+    source = ("n = length;\n"
+              "t = selector_width(select(tokens, tokens, <) or (select(tokens, tokens, ==) and "
+              "select(indices, indices, <)));\n"
+              "u = selector_width(select(tokens, tokens, <));\n"
+              "win = not has_focus(select(t, t, <));\n"
+              f"r = aggregate({selector}, indices + 1);")
+    assert _never_empty(source) is proved

@@ -18,7 +18,7 @@ A proof, never a guess (a missed proof only costs the model one more value). Fac
   error in the evaluator: strings cannot be averaged) does not count (default_unseen).
 
 A strict total order on the positions: `select(a, a, <)` (or `>`) for an `a` one-to-one over the
-positions, and `select(a, a, <) or (select(a, a, ==) and T)` for a strict total order T (ties of a
+positions (a positional injection, or an s-op covering the positions), and `select(a, a, <) or (select(a, a, ==) and T)` for a strict total order T (ties of a
 broken by T: a lexicographic order), the operands of `or` and `and` in either order.
 """
 from __future__ import annotations
@@ -118,7 +118,9 @@ class NonEmpty:
 
     def _strict_total_order(self, sel: Node) -> bool:
         if sel.kind == "select":
-            return sel.predicate in ("<", ">") and sel.keys is sel.queries and self.injective(sel.keys)
+            # one-to-one over the positions: a positional injection, or n values covering n positions
+            return (sel.predicate in ("<", ">") and sel.keys is sel.queries
+                    and (self.injective(sel.keys) or self.covers(sel.keys)))
         if sel.kind != "select_or":
             return False
         for strict, tie in ((sel.left, sel.right), (sel.right, sel.left)):
