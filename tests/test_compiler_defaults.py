@@ -157,3 +157,9 @@ def test_the_never_empty_proof(selector, proved):
               "win = not has_focus(select(t, t, <));\n"
               f"r = aggregate({selector}, indices + 1);")
     assert _never_empty(source) is proved
+
+
+def test_the_config_names_mixed_classes(tmp_path):
+    model = engine.compile(EMPTY_AT_0 + "y = aggregate(sel2, tokens);", vocab="ab", max_len=3)
+    assert model.config["output"] == {"kind": "categorical", "classes": [0, "a", "b"], "type": "mixed"}
+    model.export_npz(tmp_path / "m.npz")
