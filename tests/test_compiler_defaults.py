@@ -163,3 +163,14 @@ def test_the_config_names_mixed_classes(tmp_path):
     model = engine.compile(EMPTY_AT_0 + "y = aggregate(sel2, tokens);", vocab="ab", max_len=3)
     assert model.config["output"] == {"kind": "categorical", "classes": [0, "a", "b"], "type": "mixed"}
     model.export_npz(tmp_path / "m.npz")
+
+
+@pytest.mark.parametrize("value, default, output", [('"x"', None, "y"), ('"x"', None, "z"), ("1", '"no"', "y")])
+def test_a_split_selector_over_a_constant_gives_a_default_of_another_type(value, default, output):
+    """An 'or' no single head can score: heads look for a key in disjoint parts; where none finds one
+    the value is the default, of another type than the constant."""
+    sel = ('s = select(tokens, tokens, ==) and select(indices, indices, <) or '
+           'select(indices, indices, >) and select(tokens, "a", ==);\n')
+    args = value + (f", {default}" if default else "")
+    model, r = _exact(sel + f"y = aggregate(s, {args});\nz = y == 0;", output, max_len=4)
+    assert any("no single head" in n for n in model.notes) and r["inputs"] >= 11
