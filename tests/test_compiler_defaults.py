@@ -95,7 +95,9 @@ DEFAULTS = [None, "0", "1", "2.5", '"z"', '"a"', "True", "False"]
 AFTER = ["y", 'y == "a"', "y == 0", "y == True", "y != 1", "y + 1", 'y + "x"',
          "aggregate(select(indices, indices, ==), y)", "aggregate(select(indices, 0, ==), y)",
          "aggregate(select(indices, indices, <=), y)", "selector_width(select(y, y, ==))",
-         "aggregate(select(y, y, ==), indices)"]
+         "aggregate(select(y, y, ==), indices)", "aggregate(select(indices, indices - 1, ==), y)",
+         'aggregate(select(indices, indices - 1, ==), y, "q")', "aggregate(select(y, 0, ==), tokens)",
+         'y if indices == 0 else "c"']
 
 
 @st.composite

@@ -76,9 +76,10 @@ class Fused:
             bad = no_bad.copy()
             for _, b in children:
                 bad |= b
-            # values of several types (an aggregate's default beside its values): each assignment is
-            # computed as the evaluator computes that position, and fails alone where it would fail
-            mixed = any(np.asarray(v).dtype.kind == "O" for v, _ in children)
+            # values of several types (an aggregate's default beside its values, if/else branches of two
+            # types): each assignment is computed as the evaluator computes that position, and fails alone
+            # where it would fail
+            mixed = node.op == "if" or any(np.asarray(v).dtype.kind == "O" for v, _ in children)
             try:
                 res = elementwise.apply(node.op, node.operands([v for v, _ in children]), mixed=mixed)
             except RaspError as e:
