@@ -176,3 +176,12 @@ def test_a_split_selector_over_a_constant_gives_a_default_of_another_type(value,
     args = value + (f", {default}" if default else "")
     model, r = _exact(sel + f"y = aggregate(s, {args});\nz = y == 0;", output, max_len=4)
     assert any("no single head" in n for n in model.notes) and r["inputs"] >= 11
+
+
+def test_if_else_branches_of_two_types_are_computed_per_position():
+    """Where the branches' types are known only from the value sets (a mean, a string), each position is
+    computed as the evaluator computes it: the model is exact where the evaluator gives a value."""
+    source = ('s = select("a", "b", ==) or select("a", "b", !=);\ny = aggregate(s, indices + 1, True);\n'
+              'res = y if indices == 0 else "c";')
+    model, r = _exact(source, "res", max_len=3)
+    assert r["inputs"] == 2 and model.classes.dtype.kind == "O"
