@@ -120,11 +120,12 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
 
 
 def _type_name(values) -> str | None:
-    """The evaluator's type of the output values: "int", "float", "bool" or "str" (None if mixed)."""
+    """The evaluator's type of the output values: "int", "float", "bool" or "str", or "mixed" (classes of
+    several types: an aggregate's default of another type beside its values)."""
     if values is None:
         return "float"
     kind = np.asarray(values).dtype.kind
-    return {"i": "int", "u": "int", "f": "float", "b": "bool", "U": "str"}.get(kind)
+    return {"i": "int", "u": "int", "f": "float", "b": "bool", "U": "str", "O": "mixed"}.get(kind)
 
 
 def _block(plan: Plan, kind: str) -> Block:

@@ -21,7 +21,7 @@ from ..lang.errors import RaspError
 from ..program import Node
 from . import selectors
 from .extract import ProgramGraph
-from .fused import Constraint, Fused, Virtual, block_domain, lookup
+from .fused import Constraint, Fused, Virtual, block_domain, lookup, union_values
 from .plan import (EMBEDDING, Availability, Block, HeadPlan, OutputPlan, Plan, Reader, Target, ValueRead, attn,
                    mlp)
 from .validate import Program
@@ -198,9 +198,7 @@ class Planner:
         c = sop_values[0].item()
         pvals = sop_values
         if default_ok:
-            default = elementwise.as_array(node.default).reshape(1)
-            kind = elementwise.join_types(sop_values, default, "the value and the default of aggregate")
-            pvals = np.unique(np.concatenate([elementwise.cast(sop_values, kind), elementwise.cast(default, kind)]))
+            pvals = union_values(sop_values, elementwise.as_array(node.default).reshape(1), exact=True)
         penc = "numerical" if pvals.dtype.kind in "if" else "categorical"
         parts = []
         for j, box in enumerate(boxes):
@@ -424,6 +422,14 @@ class Planner:
             return "numerical"
         if sop_values is None:
             return override or "numerical"
+        values = vs.values.get(node.id)
+        if values is not None and values.dtype.kind in "OU" and sop_values.dtype.kind in "if":
+            # a default of another type beside the values: one more class of a categorical block
+            if override == "numerical":
+                raise RaspError(f"'{name}' holds {elementwise.type_of(sop_values)} values and, where its selector "
+                                f"selects nothing, its default {node.default!r}: a numerical encoding cannot hold "
+                                f"both", self.program.span_of(node), "type")
+            return "categorical"
         if sop_values.dtype.kind not in "if":
             if vs.constant.get(node.selector.id) is True and sop_values.size > 1 and self.N > 1:
                 raise RaspError(f"'{name}' averages {elementwise.type_of(sop_values)} values over every position, "

@@ -21,6 +21,7 @@ import numpy as np
 
 from .. import elementwise
 from ..lang.errors import RaspError
+from ..mixed import objects
 from ..program import Full, Node
 
 Key = Hashable
@@ -75,8 +76,12 @@ class Fused:
             bad = no_bad.copy()
             for _, b in children:
                 bad |= b
+            # values of several types (an aggregate's default beside its values, if/else branches of two
+            # types): each assignment is computed as the evaluator computes that position, and fails alone
+            # where it would fail
+            mixed = node.op == "if" or any(np.asarray(v).dtype.kind == "O" for v, _ in children)
             try:
-                res = elementwise.apply(node.op, node.operands([v for v, _ in children]))
+                res = elementwise.apply(node.op, node.operands([v for v, _ in children]), mixed=mixed)
             except RaspError as e:
                 raise e.located(node.origin)
             values = np.broadcast_to(res.values, (self.size,))
@@ -93,8 +98,11 @@ class Fused:
         for p in parts:
             found |= elementwise.compare("==", p, elementwise.as_array(v.value))
         value, default = elementwise.as_array(v.value), elementwise.as_array(v.default)
-        kind = elementwise.join_types(value, default, "the value and the default of aggregate")
-        out = np.where(found, elementwise.cast(value, kind), elementwise.cast(default, kind))
+        kind = fused_kind(value, default)
+        if kind == "O":
+            out = objects([v.value if f else v.default for f in found.tolist()])
+        else:
+            out = np.where(found, elementwise.cast(value, kind), elementwise.cast(default, kind))
         return out, np.zeros(self.size, dtype=bool)
 
 
@@ -186,7 +194,9 @@ def _env(axes: list[Axis], index: list[np.ndarray]) -> dict:
 # ------------------------------------------------------------------ value helpers
 
 def unique_values(values: np.ndarray, exact: bool = False) -> np.ndarray:
-    """Sorted distinct values. exact: every distinct float is its own value (the compiler computed
+    """Sorted distinct values. Values of several types (dtype object: an aggregate's default of
+    another type beside its values) are kept as Python values, bools first, then numbers, then strings
+    (mixed_unique); values of one type come back as a typed array. exact: every distinct float is its own value (the compiler computed
     them with the evaluator's own float operations, so they are bit for bit the evaluator's).
     Otherwise floats that agree to 12 significant digits count as one, represented by the member
     nearest its 12-digit rounding (1.0 rather than 0.9999999999999999): for values whose last bits
@@ -194,6 +204,8 @@ def unique_values(values: np.ndarray, exact: bool = False) -> np.ndarray:
     values = np.asarray(values)
     if values.size == 0:
         return values
+    if values.dtype.kind == "O":
+        return mixed_unique(values, exact)
     if values.dtype.kind != "f" or exact:
         return np.unique(values)
     v = np.unique(values)
@@ -237,6 +249,8 @@ def lookup(table: np.ndarray, values: np.ndarray) -> np.ndarray:
     out = np.full(values.shape, -1, dtype=np.int64)
     if table.size == 0 or values.size == 0:
         return out
+    if table.dtype.kind == "O" or values.dtype.kind == "O":
+        return _mixed_lookup(table, values, out)
     kind = common_kind(table, values)
     if kind is None:
         return out
@@ -300,3 +314,95 @@ def unique_rows(rows: np.ndarray) -> np.ndarray:
     if rows.dtype.kind == "f":
         rows = np.round(rows, 12) + 0.0
     return np.unique(rows, axis=0)
+
+
+# ------------------------------------------------------------------ values of several types
+
+_GROUP = {bool: "b", int: "n", float: "n", str: "s"}
+_GROUP_ORDER = "bns"
+
+
+def _plain(v):
+    return v.item() if isinstance(v, np.generic) else v
+
+
+def _group(v) -> str:
+    return _GROUP.get(type(v), "?")
+
+
+def _typed(group: str, items: list) -> np.ndarray:
+    if group == "b":
+        return np.array(items, dtype=np.bool_)
+    if group == "s":
+        return np.array(items, dtype=np.str_)
+    return np.array(items, dtype=np.float64 if any(isinstance(x, float) for x in items) else np.int64)
+
+
+def _split_groups(values: np.ndarray) -> dict:
+    """{group: (positions, typed array)} of a flat array of Python values."""
+    flat = [_plain(v) for v in np.asarray(values).ravel().tolist()]
+    found: dict = {}
+    for i, v in enumerate(flat):
+        found.setdefault(_group(v), []).append(i)
+    return {g: (np.array(ix, dtype=np.int64), _typed(g, [flat[i] for i in ix])) for g, ix in found.items()
+            if g != "?"}
+
+
+def fused_kind(a: np.ndarray, b: np.ndarray) -> str:
+    """The kind of an array holding the values of `a` and `b`: their common type, or "O" (object) when
+    they have none (strings beside numbers, bools beside numbers: values of several types)."""
+    ka, kb = a.dtype.kind, b.dtype.kind
+    if "O" in (ka, kb):
+        return "O"
+    if ka == kb:
+        return ka
+    if ka in "if" and kb in "if":
+        return "f"
+    return "O"
+
+
+def union_values(a: np.ndarray, b: np.ndarray, exact: bool = False) -> np.ndarray:
+    """The sorted distinct values of both arrays (of several types: an object array, see unique_values)."""
+    kind = fused_kind(np.asarray(a), np.asarray(b))
+    if kind == "O":
+        both = objects([_plain(v) for v in np.asarray(a).ravel().tolist() + np.asarray(b).ravel().tolist()])
+        return unique_values(both, exact)
+    return unique_values(np.concatenate([elementwise.cast(np.asarray(a), kind),
+                                         elementwise.cast(np.asarray(b), kind)]), exact)
+
+
+def mixed_unique(values: np.ndarray, exact: bool = False) -> np.ndarray:
+    """Distinct values of an object array: per type group (bools, numbers, strings) sorted and made
+    distinct as typed values are, the groups in that order. One group only: a typed array."""
+    groups = _split_groups(values)
+    parts = [(g, unique_values(groups[g][1], exact)) for g in _GROUP_ORDER if g in groups]
+    if len(parts) == 1:
+        return parts[0][1]
+    return objects([_plain(v) for _, p in parts for v in p.tolist()])
+
+
+def mixed_groups(values: np.ndarray) -> list[str]:
+    """The type groups ('b' bool, 'n' number, 's' str) an array's values belong to."""
+    v = np.asarray(values)
+    if v.dtype.kind != "O":
+        return ["s" if v.dtype.kind == "U" else "b" if v.dtype.kind == "b" else "n"] if v.size else []
+    return [g for g in _GROUP_ORDER if g in _split_groups(v)]
+
+
+def _mixed_lookup(table: np.ndarray, values: np.ndarray, out: np.ndarray) -> np.ndarray:
+    """lookup() where the table or the values hold several types: each value is looked up among the
+    table's values of its own type group (a bool among the numbers only where the table has no bools,
+    and a number among the bools where it has no numbers, as Python's 1 == True)."""
+    tg, vg = _split_groups(table), _split_groups(values)
+    flat = out.ravel()
+    for g, (pos, typed) in vg.items():
+        tries = [g] + ([h for h in ("b", "n") if h != g] if g in ("b", "n") else [])
+        found = np.full(len(pos), -1, dtype=np.int64)
+        for h in tries:
+            if h not in tg or (h != g and g in tg):
+                continue
+            tpos, ttyped = tg[h]
+            j = lookup(ttyped, typed)
+            found = np.where((found < 0) & (j >= 0), tpos[np.clip(j, 0, None)], found)
+        flat[pos] = found
+    return flat.reshape(out.shape)

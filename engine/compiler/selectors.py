@@ -52,11 +52,18 @@ def truth(sel: Node, atom_values: dict) -> np.ndarray:
 def atom_table(atom: Node, key: Reader, query: Reader) -> np.ndarray:
     """(query value, key value) -> keys[k] op queries[q], False where a side fails to read."""
     kv, qv = np.asarray(key.values), np.asarray(query.values)
+    failed = False
     try:
-        t = elementwise.compare(atom.predicate, kv[None, :], qv[:, None])
+        if "O" in (kv.dtype.kind, qv.dtype.kind):
+            # values of several types: a pair the evaluator cannot compare (1 < "a") fails that input alone
+            res = elementwise.apply(atom.predicate, [kv[None, :], qv[:, None]], mixed=True)
+            t, failed = np.asarray(res.values, dtype=bool), (res.bad if res.bad is not None else False)
+        else:
+            t = elementwise.compare(atom.predicate, kv[None, :], qv[:, None])
     except RaspError as e:
         raise e.located(atom.origin)
-    return np.asarray(t, dtype=bool) & ~np.asarray(key.bad)[None, :] & ~np.asarray(query.bad)[:, None]
+    return (np.asarray(t, dtype=bool) & ~np.asarray(failed) & ~np.asarray(key.bad)[None, :]
+            & ~np.asarray(query.bad)[:, None])
 
 
 @dataclass

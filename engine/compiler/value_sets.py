@@ -3,7 +3,7 @@
 tokens: the vocabulary; indices: 0..max_len-1; constants: themselves; elementwise ops: the op applied
 (by engine.elementwise, so semantics cannot drift) to every combination of the values of what they
 are computed from; categorical aggregates: the value set of the s-op (and the default where a row
-can be empty); numerical means: every mean of 1..max_len values (Minkowski sums); selector_width:
+can be empty, of any type: then the set holds values of several types, an object array); numerical means: every mean of 1..max_len values (Minkowski sums); selector_width:
 0..max_len, narrowed where the selector provably selects (or never selects) the query itself.
 
 Also selector facts the later passes use: constant selectors, reflexivity, "selects at most one key".
@@ -18,8 +18,9 @@ from .. import elementwise
 from ..lang.errors import RaspError
 from ..program import Full, Node
 from .extract import ProgramGraph
-from .fused import (Constraint, DomainTooLarge, Fused, joint_domain, near_duplicates, unique_rows,
-                    unique_values)
+from .fused import (Constraint, DomainTooLarge, Fused, fused_kind, joint_domain, near_duplicates, union_values,
+                    unique_rows, unique_values)
+from .nonempty import NonEmpty
 from .plan import Block
 from .validate import Program
 
@@ -38,8 +39,8 @@ class ValueSets:
     at_most_one: dict[int, bool] = field(default_factory=dict)         # selector id -> selects <= 1 key per query
     lengths: set = field(default_factory=set)       # selector_width ids equal to the input length
     averages: set = field(default_factory=set)      # aggregate ids that may average several values
-    never_empty: set = field(default_factory=set)   # aggregate ids whose rows always select a key
-    dropped_default: dict[int, str] = field(default_factory=dict)
+    never_empty: set = field(default_factory=set)   # aggregate ids that never give their default (nonempty.py)
+    dropped_default: dict[int, str] = field(default_factory=dict)   # a list or dict default: an empty row fails
     constraints: list = field(default_factory=list)
     joints: list = field(default_factory=list)      # (aggregate ids, rows): means over one selector, jointly
     inexact: set = field(default_factory=set)       # ids whose floats may differ in the last bits from the
@@ -54,6 +55,7 @@ class ValueSets:
 def infer_value_sets(program: Program, graph: ProgramGraph) -> ValueSets:
     N = program.max_len
     vs = ValueSets({})
+    nonempty = NonEmpty(vs, N, lambda keys: _injective_over_positions(keys, vs, N))
     for node in graph.nodes:
         k = node.kind
         if k in ("select", "select_and", "select_or", "select_not"):
@@ -75,7 +77,7 @@ def infer_value_sets(program: Program, graph: ProgramGraph) -> ValueSets:
                 for ind in (n for n in graph.nodes if n.kind == "indices"):
                     vs.constraints.append(Constraint((ind.id, node.id), lambda i, w: i < w, "indices < length"))
         elif k == "aggregate":
-            _aggregate_values(program, node, vs)
+            _aggregate_values(program, node, vs, nonempty)
             _joint_means(program, graph, node, vs)
     return vs
 
@@ -222,10 +224,10 @@ def _elementwise_values(program: Program, node: Node, vs: ValueSets):
 
 # ------------------------------------------------------------------ aggregates
 
-def _aggregate_values(program: Program, node: Node, vs: ValueSets):
+def _aggregate_values(program: Program, node: Node, vs: ValueSets, nonempty: NonEmpty):
     sel = node.selector
     sop_values = vs.values.get(node.sop.id)
-    never_empty = vs.reflexive.get(sel.id) is True or vs.constant.get(sel.id) is True
+    never_empty = nonempty.default_unseen(node, sop_values)
     if never_empty:
         vs.never_empty.add(node.id)
     if sop_values is None:
@@ -236,7 +238,10 @@ def _aggregate_values(program: Program, node: Node, vs: ValueSets):
     numeric = sop_values.dtype.kind in "if"
     if node.sop.id in vs.inexact:
         vs.inexact.add(node.id)
-    if numeric and not (vs.at_most_one.get(sel.id) or sop_values.size <= 1 or vs.constant.get(sel.id) is False):
+    several = not (vs.at_most_one.get(sel.id) or sop_values.size <= 1 or vs.constant.get(sel.id) is False)
+    if sop_values.dtype.kind == "O" and several:
+        _refuse_mixed_mean(program, node, sop_values)
+    if numeric and several:
         vs.averages.add(node.id)
         if not integral(sop_values):
             vs.inexact.add(node.id)     # the evaluator's sum of non-integers depends on the order of positions
@@ -248,19 +253,53 @@ def _aggregate_values(program: Program, node: Node, vs: ValueSets):
             vs.why_none[node.id] = (f"the means of up to {program.max_len} of its values are more than "
                                     f"{program.limits.max_means}")
             return
-    if not never_empty and vs.constant.get(sel.id) is not True:
-        default = elementwise.as_array(node.default).reshape(1)
+    if not never_empty:
         try:
-            kind = elementwise.join_types(values, default, "")
-            values = unique_values(np.concatenate([elementwise.cast(values, kind), elementwise.cast(default, kind)]),
-                                   node.id not in vs.inexact)
+            default = elementwise.as_array(node.default).reshape(1)
         except RaspError:
+            default = None
             vs.dropped_default[node.id] = (
-                f"the default {node.default!r} of '{program.name(node)}' cannot mix with its "
-                f"{elementwise.type_of(values)} values: an empty row is an error (as in the evaluator)")
+                f"the default {node.default!r} of '{program.name(node)}' is not a number, string or bool: an "
+                f"empty row is an error (as in the evaluator)")
+        if default is not None:
+            if fused_kind(values, default) == "O" and node.id in vs.averages:
+                raise RaspError(f"'{program.name(node)}'{_where(program, node)} averages "
+                                f"{elementwise.type_of(sop_values)} values, and where its selector selects nothing "
+                                f"it gives its default {node.default!r}, of another type: a mean needs a numerical "
+                                f"encoding, which cannot hold {node.default!r} beside numbers (the evaluator gives "
+                                f"it there); give a default of the values' type, e.g. 0", program.span_of(node),
+                                "type")
+            # a default of another type (the original's default 0 of an aggregate of strings) is one more
+            # value: the model gives it exactly where the evaluator does
+            values = union_values(values, default, node.id not in vs.inexact)
     if vs.constant.get(sel.id) is False:
         values = values[:0] if node.id in vs.dropped_default else elementwise.as_array(node.default).reshape(1)
     vs.values[node.id] = values
+
+
+def _where(program: Program, node: Node) -> str:
+    span = program.span_of(node)
+    return f" (line {span.line})" if span is not None and span.source == "<program>" else ""
+
+
+def _refuse_mixed_mean(program: Program, node: Node, sop_values: np.ndarray):
+    """An aggregate over several keys of an s-op that holds values of several types: where the
+    selected values are numbers, the evaluator gives their mean, which a copying (categorical) head
+    cannot give, and a numerical one cannot hold the strings. Fine where only one number can occur
+    (the mean of copies of one number is that number)."""
+    groups = _split_number_values(sop_values)
+    if groups <= 1:
+        return
+    raise RaspError(f"'{program.name(node)}'{_where(program, node)} may average several positions of "
+                    f"'{program.name(node.sop)}', whose values mix types (e.g. an aggregate's default of another "
+                    f"type beside its values): a mean of its numbers needs a numerical encoding, which cannot hold "
+                    f"its other values; give that aggregate a default of its values' type", program.span_of(node),
+                    "type")
+
+
+def _split_number_values(values: np.ndarray) -> int:
+    """How many distinct non-string values an object array holds."""
+    return sum(1 for v in values.tolist() if not isinstance(v, str))
 
 
 def _joint_means(program: Program, graph: ProgramGraph, node: Node, vs: ValueSets):
