@@ -24,10 +24,9 @@ PAGE_MODULES = ("values.js", "docmodel.js", "diagram.js", "layout.js", "heatmap.
 @lru_cache(maxsize=1)
 def page_modules() -> dict[str, str]:
     web = resources.files("rasplay.web")
-    modules = {name: web.joinpath("js", name).read_text(encoding="utf-8") for name in PAGE_MODULES}
-    # the diagram's layout engine: on the page, js/elk.js re-exports the vendored bundle; here the bundle is it
-    modules["elk.js"] = web.joinpath("vendor", "elk.bundle.js").read_text(encoding="utf-8")
-    return modules
+    # the diagram's layout engine (js/elk.js on the page) is not among them: like plotly.js, it is asked for
+    # once per notebook page (elk_source), so no widget's saved state carries a copy
+    return {name: web.joinpath("js", name).read_text(encoding="utf-8") for name in PAGE_MODULES}
 
 
 @lru_cache(maxsize=1)
@@ -47,9 +46,19 @@ def widget_css() -> str:
 
 
 @lru_cache(maxsize=1)
+def elk_source() -> str:
+    """The diagram's layout engine: the vendored elkjs bundle (an ES module), linked as the widget's elk.js."""
+    return resources.files("rasplay.web").joinpath("vendor", "elk.bundle.js").read_text(encoding="utf-8")
+
+
+@lru_cache(maxsize=1)
 def plotly_source() -> str:
     """The page's plotly.js: the partial bundle (core + heatmap) vendored in web/vendor."""
     return resources.files("rasplay.web").joinpath("vendor", "plotly.min.js").read_text(encoding="utf-8")
+
+
+# Sources every widget of a notebook page shares, sent once when the first widget asks (a custom message).
+SHARED_SOURCES = {"plotly": plotly_source, "elk": elk_source}
 
 
 def _json(value):
@@ -126,9 +135,11 @@ def _widget_class():
             self.on_msg(self._answer)
 
         def _answer(self, widget, content, buffers) -> None:
-            """The front end asks once per notebook page for plotly.js (not kept in the widget's state)."""
-            if isinstance(content, dict) and content.get("kind") == "plotly":
-                self.send({"kind": "plotly", "source": plotly_source()})
+            """The front end asks once per notebook page for plotly.js and for the layout engine (neither is
+            kept in the widget's state)."""
+            if isinstance(content, dict) and content.get("kind") in SHARED_SOURCES:
+                kind = content["kind"]
+                self.send({"kind": kind, "source": SHARED_SOURCES[kind]()})
 
         def _repr_mimebundle_(self, **kwargs):
             bundle = super()._repr_mimebundle_(**kwargs)
@@ -169,8 +180,8 @@ def _script_json(value) -> str:
 
 def standalone_html(data: dict) -> str:
     """One HTML file with the widget rendered by a minimal host of anywidget's front-end API
-    (model.get), for viewing outside Jupyter (and for the browser test); it carries plotly.js itself."""
-    state = {"modules": page_modules(), "plotly": plotly_source(), "data": data}
+    (model.get), for viewing outside Jupyter (and for the browser test); it carries plotly.js and elkjs itself."""
+    state = {"modules": page_modules(), "plotly": plotly_source(), "elk": elk_source(), "data": data}
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>rasplay</title>
 <style>{widget_css()}</style></head>

@@ -60,22 +60,32 @@ function runPlotly(text) {
   });
 }
 
-// plotly.js once per notebook page: not in any widget's state (a saved notebook would carry a copy per
-// widget); the first widget asks its kernel for it and every other widget of the page waits for that copy.
-// (A host that has it in the state, as the self-contained HTML file does, gives it directly.)
+// plotly.js and the layout engine (elkjs) once per notebook page: in no widget's state (a saved notebook
+// would carry a copy per widget); the first widget asks its kernel for each and every other widget of the
+// page waits for that copy. (A host that has them in the state, as the self-contained HTML file does, gives
+// them directly.)
+function shared(model, kind) {
+  window.rasplayShared = window.rasplayShared || {};
+  if (!window.rasplayShared[kind]) {
+    const given = model.get(kind);
+    const asked = given ? Promise.resolve(given) : new Promise((resolve) => {
+      const answer = (msg) => {
+        if (!msg || msg.kind !== kind) return;
+        model.off("msg:custom", answer);
+        resolve(msg.source);
+      };
+      model.on("msg:custom", answer);
+      model.send({ kind });
+    });
+    window.rasplayShared[kind] = asked;
+  }
+  return window.rasplayShared[kind];
+}
+
 function loadPlotly(model) {
   if (window.Plotly) return Promise.resolve();
   if (!window.rasplayPlotly) {
-    const given = model.get("plotly");
-    window.rasplayPlotly = given ? runPlotly(given) : new Promise((resolve, reject) => {
-      const answer = (msg) => {
-        if (!msg || msg.kind !== "plotly") return;
-        model.off("msg:custom", answer);
-        runPlotly(msg.source).then(resolve, reject);
-      };
-      model.on("msg:custom", answer);
-      model.send({ kind: "plotly" });
-    });
+    window.rasplayPlotly = shared(model, "plotly").then(runPlotly);
     window.rasplayPlotly.catch(() => { window.rasplayPlotly = null; });
   }
   return window.rasplayPlotly;
@@ -98,7 +108,7 @@ function section(root, title, name) {
 
 async function render({ model, el }) {
   const data = model.get("data");
-  const sources = { ...model.get("modules"), "api.js": apiModule(data) };
+  const sources = { ...model.get("modules"), "api.js": apiModule(data), "elk.js": await shared(model, "elk") };
   const urls = link(sources);
   await loadPlotly(model);
   const [values, diagram, heatmap, docmodel, compile, train] = await Promise.all(

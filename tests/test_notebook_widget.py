@@ -47,8 +47,7 @@ def render(browser, served, widget, name="view.html"):
 def test_widget_is_an_anywidget_carrying_the_page_modules():
     w = rasplay.show("x = tokens;", ["ab"])
     assert isinstance(w, anywidget.AnyWidget)
-    assert set(w.modules) == set(PAGE_MODULES) | {"elk.js"} and w.modules == page_modules()
-    assert w.modules["elk.js"] == (ROOT / "web/vendor/elk.bundle.js").read_text()   # the diagram's layout engine
+    assert set(w.modules) == set(PAGE_MODULES) and w.modules == page_modules()   # the layout engine is asked for
     assert w.modules["values.js"] == (ROOT / "web/js/values.js").read_text()   # the page's file, unchanged
     assert w.data["doc"]["results"]["x"]["values"] == [["a", "b"]]
     assert "innerHTML" not in widget_esm()   # the widget's own DOM code writes text only
@@ -128,7 +127,7 @@ def saved_notebook(widgets) -> str:
 
 
 def test_no_widget_carries_plotly_and_five_widgets_save_under_2_mb():
-    from rasplay.interop.notebook import plotly_source
+    from rasplay.interop.notebook import elk_source, plotly_source
 
     model = rasplay.compile(REVERSE, vocab="helo", max_len=6)
     widgets = [rasplay.show(REVERSE, ["hello"], compiled=model)] + \
@@ -137,11 +136,12 @@ def test_no_widget_carries_plotly_and_five_widgets_save_under_2_mb():
     saved = saved_notebook(widgets)
     assert len(saved.encode()) < 2_000_000, len(saved)
     assert plotly_source()[:2000] not in saved
+    assert elk_source()[:2000] not in saved   # nor the diagram's layout engine
     assert plotly_source() == (ROOT / "web/vendor/plotly.min.js").read_text()   # the page's partial bundle
 
 
-def test_the_kernel_sends_plotly_once_asked():
-    from rasplay.interop.notebook import plotly_source
+def test_the_kernel_sends_plotly_and_the_layout_engine_once_asked():
+    from rasplay.interop.notebook import elk_source, plotly_source
 
     w = rasplay.show("x = tokens;", ["ab"])
     sent = []
@@ -150,6 +150,9 @@ def test_the_kernel_sends_plotly_once_asked():
     assert sent == []
     w._answer(w, {"kind": "plotly"}, [])
     assert sent == [{"kind": "plotly", "source": plotly_source()}]
+    w._answer(w, {"kind": "elk"}, [])
+    assert sent[1] == {"kind": "elk", "source": elk_source()}
+    assert elk_source() == (ROOT / "web/vendor/elk.bundle.js").read_text()   # the diagram's layout engine
 
 
 def test_the_mimebundle_has_a_static_picture_for_a_notebook_without_a_kernel():
@@ -183,14 +186,16 @@ HOST = """<!doctype html><html><head><meta charset="utf-8"></head><body><div id=
 <script type="module">
 const esm = %s;
 const widget = await import(URL.createObjectURL(new Blob([esm], { type: "text/javascript" })));
-window.asked = 0;
+window.asked = {};
 function host(state) {
-  // anywidget's front-end model, with a kernel that answers the plotly request (in the next task)
+  // anywidget's front-end model, with a kernel that answers the plotly and layout-engine requests (in the
+  // next task); window.asked counts the requests of each kind
   const listeners = [];
   return { get: (k) => state[k], set() {}, save_changes() {}, on: (n, f) => listeners.push([n, f]),
     off: (n, f) => { const i = listeners.findIndex((l) => l[1] === f); if (i >= 0) listeners.splice(i, 1); },
-    send: (msg) => { window.asked += 1; fetch("/plotly.min.js").then((r) => r.text()).then((source) => {
-      for (const [n, f] of [...listeners]) if (n === "msg:custom") f({ kind: "plotly", source }); }); } };
+    send: (msg) => { window.asked[msg.kind] = (window.asked[msg.kind] || 0) + 1;
+      fetch(`/${msg.kind}.js`).then((r) => r.text()).then((source) => {
+        for (const [n, f] of [...listeners]) if (n === "msg:custom") f({ kind: msg.kind, source }); }); } };
 }
 const states = %s;
 await Promise.all([widget.default.render({ model: host(states[0]), el: document.getElementById("a") }),
@@ -199,18 +204,19 @@ document.body.dataset.rendered = "1";
 </script></body></html>"""
 
 
-def test_two_widgets_on_one_page_ask_for_plotly_once(browser, served):
+def test_two_widgets_on_one_page_ask_for_plotly_and_the_layout_engine_once(browser, served):
     import json
 
     folder, base = served
     states = [{"modules": w.modules, "data": w.data} for w in (rasplay.show(REVERSE, ["hello"]),
                                                                rasplay.show(REVERSE, ["hel"]))]
-    (folder / "plotly.min.js").write_bytes((ROOT / "web/vendor/plotly.min.js").read_bytes())
+    (folder / "plotly.js").write_bytes((ROOT / "web/vendor/plotly.min.js").read_bytes())
+    (folder / "elk.js").write_bytes((ROOT / "web/vendor/elk.bundle.js").read_bytes())
     (folder / "two.html").write_text(HOST % (json.dumps(widget_esm()), json.dumps(states).replace("<", "\\u003c")))
     guard = Guarded(browser)
     page = guard.page()
     page.goto(f"{base}/two.html")
     page.wait_for_selector("body[data-rendered='1']", timeout=120_000)
-    assert page.evaluate("window.asked") == 1
+    assert page.evaluate("window.asked") == {"plotly": 1, "elk": 1}
     page.wait_for_function("document.querySelectorAll('.heatmap-plot[data-drawn]').length === 2", timeout=60_000)
     guard.close()
