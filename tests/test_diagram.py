@@ -158,7 +158,7 @@ def test_provenance_equals_the_walk_over_the_selector_matrices(guarded, live_ser
             expected = sorted([q, k] for (s, q, k) in used if s == sel)
             reads = page.evaluate(f"""() => {{ const r = document.querySelector('#head-grid [data-selector="{sel}"]'); return r !== null; }}""")
             assert reads
-            shown = page.evaluate(f"""async () => {{ const main = document.querySelector('script[type=module][src*="/js/main.js"]').src; const m = await import(main.replace(/js\/main\.js$/, 'js/provenance.js'));   // the page's own instance (versioned URL)
+            shown = page.evaluate(f"""async () => {{ const main = document.querySelector('script[type=module][src*="/js/main.js"]').src; const m = await import(main.replace(/js\\/main\\.js$/, 'js/provenance.js'));   // the page's own instance (versioned URL)
                 return (m.readsOf({sel}) || []).flatMap(r => r.keys.map(k => [r.query, k])).sort((a, b) => a[0] - b[0] || a[1] - b[1]); }}""")
             assert sorted({tuple(c) for c in shown}) == [tuple(c) for c in expected], (name, sel)
     page.screenshot(path=ARTIFACTS / "diagram-provenance-dyck2.png")
