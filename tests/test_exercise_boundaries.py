@@ -150,3 +150,28 @@ def test_reference_values_are_cached_per_file_content():
     assert inputs_a == inputs_b
     assert values_a[0] == list(inputs_a[0]) and values_b[0] == [t == "a" for t in inputs_b[0]]
     assert reference_values(a) == (inputs_a, values_a)
+
+
+# ------------------------------------------------------------------ folders
+
+def test_a_folder_of_as_many_files_as_the_limit_loads_and_one_more_is_refused(tmp_path):
+    from rasplay.engine.exercises import load_directory
+    limits = CheckLimits(max_exercises=2)
+    for name in ("one", "two"):
+        (tmp_path / f"{name}.exercise").write_text(COPY.format(extra=""))
+    exercises, problems = load_directory(tmp_path, limits, self_check=False)
+    assert sorted(e.id for e in exercises) == ["one", "two"] and problems == []
+    (tmp_path / "three.exercise").write_text(COPY.format(extra=""))
+    exercises, problems = load_directory(tmp_path, limits, self_check=False)
+    assert exercises == [] and [p.message for p in problems] == ["3 exercise files; the limit is 2"]
+
+
+def test_a_teachers_folder_is_self_checked_by_default(tmp_path):
+    from rasplay.engine.exercises import load_catalog
+    (tmp_path / "copy.exercise").write_text(COPY.format(extra="# max_layers: 1\n").replace(
+        "copied = tokens;", "copied = aggregate(select(indices, indices, ==), aggregate(select(indices, indices, ==), "
+                            "tokens));"))
+    catalog, problems = load_catalog([tmp_path])
+    assert catalog.get("copy") is None and "over budget" in problems[0].message
+    catalog, problems = load_catalog([tmp_path], self_check_extra=False)
+    assert catalog.get("copy") is not None and problems == []
