@@ -175,3 +175,117 @@ def test_a_teachers_folder_is_self_checked_by_default(tmp_path):
     assert catalog.get("copy") is None and "over budget" in problems[0].message
     catalog, problems = load_catalog([tmp_path], self_check_extra=False)
     assert catalog.get("copy") is not None and problems == []
+
+
+# ------------------------------------------------------------------ more limits and messages (mutation survivors)
+
+JSON = """# title: Sum
+# task: Define `s`.
+# target: s
+# input_format: json
+{extra}# --- reference
+s = tokens;
+"""
+
+
+def test_the_id_may_have_64_characters_not_65():
+    assert parse_exercise(COPY.format(extra=""), "a" * 64).id == "a" * 64
+    with pytest.raises(ExerciseError, match="the file name must be"):
+        parse_exercise(COPY.format(extra=""), "a" * 65)
+
+
+@pytest.mark.parametrize("key,high", [("max_layers", 100), ("max_heads_per_layer", 100), ("max_heads", 1000),
+                                      ("order", 10_000), ("seed", 2**31 - 1)])
+def test_numeric_keys_take_their_upper_limit_and_refuse_one_more(key, high):
+    e = copy(f"# {key}: {high}\n")
+    got = e.seed if key == "seed" else e.order if key == "order" else getattr(e.budget, key)
+    assert got == high
+    assert f"{key} must be between" in refused(f"# {key}: {high + 1}\n").message
+
+
+def test_case_messages_name_the_case_and_the_input_format():
+    e = refused('# cases: ["a", 3]\n')
+    assert e.message == "case 2 must be a string" and e.line == 6
+    with pytest.raises(ExerciseError) as info:
+        parse_exercise(JSON.format(extra='# cases: [[1, 2], "ab"]\n'), "sum")
+    assert info.value.message == "case 2 must be a JSON list of tokens (input_format: json)"
+    with pytest.raises(ExerciseError) as info:
+        parse_exercise(JSON.format(extra='# cases: [[1], [2, null]]\n'), "sum")
+    assert info.value.message == "case 2 holds a token that is not a number or string"
+
+
+def test_the_first_example_of_a_json_alphabet_of_words_stays_a_list():
+    e = parse_exercise(JSON.format(extra='# alphabet: ["ab", "c"]\n# lengths: 1-3\n'), "sum")
+    assert e.example == ["ab", "c", "ab"]
+    e = parse_exercise(JSON.format(extra='# alphabet: ["a", "c"]\n# lengths: 2-9\n'), "sum")
+    assert e.example == "acacac"
+    assert copy().example == "abab"
+
+
+@pytest.mark.parametrize("key", ["max_layers", "max_heads_per_layer", "max_heads", "inputs"])
+def test_budgets_and_inputs_start_at_one(key):
+    assert f"{key} must be between 1 and" in refused(f"# {key}: 0\n").message
+    e = copy(f"# {key}: 1\n")
+    assert (e.n_inputs if key == "inputs" else getattr(e.budget, key)) == 1
+
+
+def test_an_explicit_str_input_format_names_what_a_case_must_be():
+    e = refused('# input_format: str\n# cases: [["a"]]\n')
+    assert e.message == "case 1 must be a string"
+
+
+def test_the_default_case_limit_is_inclusive():
+    cases = "[" + ", ".join(['"a"'] * CHECK_LIMITS.max_cases) + "]"
+    assert len(copy(f"# cases: {cases}\n").cases) == CHECK_LIMITS.max_cases == 200
+    assert "201 cases; the limit is 200" in refused(f'# cases: {cases[:-1]}, "b"]\n').message
+
+
+def test_the_file_size_limit_applies_to_text_too_and_is_inclusive():
+    text = COPY.format(extra="")
+    size = len(text.encode())
+    assert parse_exercise(text, "copy", limits=CheckLimits(max_file_bytes=size)).id == "copy"
+    with pytest.raises(ExerciseError, match=f"the file is {size} bytes; the limit is {size - 1}"):
+        parse_exercise(text, "copy", limits=CheckLimits(max_file_bytes=size - 1))
+    with pytest.raises(ExerciseError, match="the limit is 10"):
+        parse_exercise(text + "#" * 100, "copy", limits=CheckLimits(max_file_bytes=10))
+
+
+def test_an_exercise_needs_an_alphabet_or_cases_and_either_is_enough():
+    no_alphabet = COPY.format(extra="").replace("# alphabet: ab\n# lengths: 1-4\n", "")
+    with pytest.raises(ExerciseError, match="no inputs: give"):
+        parse_exercise(no_alphabet, "copy")
+    e = parse_exercise(no_alphabet.replace("# target: copied\n", '# target: copied\n# cases: ["ab", "b"]\n'), "copy")
+    assert e.alphabet == () and generate_inputs(e) == ["ab", "b"] and e.example == "ab"
+
+
+@pytest.mark.parametrize("key", ["title", "task", "target"])
+def test_a_required_key_with_an_empty_value_is_missing(key):
+    lines = COPY.format(extra="").splitlines(keepends=True)
+    text = "".join(f"# {key}:\n" if line.startswith(f"# {key}:") else line for line in lines)
+    with pytest.raises(ExerciseError, match=f"the header needs '# {key}:'"):
+        parse_exercise(text, "copy")
+
+
+def test_order_defaults_to_100_and_starts_at_0():
+    assert copy().order == 100 and copy("# order: 0\n").order == 0
+    assert "order must be between 0 and 10000, not -1" in refused("# order: -1\n").message
+
+
+def test_alphabet_tokens_by_input_format():
+    with pytest.raises(ExerciseError) as info:
+        parse_exercise(COPY.format(extra="").replace("# alphabet: ab", '# alphabet: ["ab", "c"]'), "copy")
+    assert info.value.message == 'alphabet tokens must be single characters; "ab" is not'
+    with pytest.raises(ExerciseError) as info:
+        parse_exercise(JSON.format(extra='# alphabet: [1, [2]]\n# lengths: 1-2\n'), "sum")
+    assert info.value.message == "alphabet tokens must be numbers or strings; [2] is not"
+    assert parse_exercise(JSON.format(extra='# alphabet: [1.5, 2, "x"]\n# lengths: 1-2\n'), "sum").alphabet == \
+        (1.5, 2, "x")
+    with pytest.raises(ExerciseError, match="NaN is not"):
+        parse_exercise(JSON.format(extra='# alphabet: [1, NaN]\n# lengths: 1-2\n'), "sum")
+
+
+def test_the_alphabet_limit_is_inclusive():
+    text = COPY.format(extra="").replace("# alphabet: ab", "# alphabet: abc")
+    assert parse_exercise(text, "copy", limits=CheckLimits(max_alphabet=3)).alphabet == ("a", "b", "c")
+    with pytest.raises(ExerciseError, match="the alphabet has 3 tokens; the limit is 2"):
+        parse_exercise(text, "copy", limits=CheckLimits(max_alphabet=2))
