@@ -77,7 +77,7 @@ def report(module: str) -> None:
     session = SESSIONS / f"{stem}.sqlite"
     if session.exists():
         print(f"== {module}")
-        print(run(tool("cr-report"), str(session)).strip().splitlines()[-3:])
+        print("\n".join(run(tool("cr-report"), str(session)).strip().splitlines()[-3:]))
 
 
 def main() -> int:
