@@ -8,7 +8,7 @@ PYTHON ?= python3
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 APT_GET := $(SUDO) apt-get -o DPkg::Lock::Timeout=600
 
-.PHONY: serve test test-deps
+.PHONY: serve test test-deps mutation
 
 serve:
 	$(PYTHON) -m pip install -e .
@@ -24,3 +24,9 @@ test-deps:
 
 test: test-deps
 	$(PYTHON) -m pytest
+
+# Mutation testing with cosmic-ray, module by module against their fast tests (docs/testing.md); slow
+# (hours on 2 cores), so not part of `make test` or CI. MODULES=engine/header.py limits it.
+mutation:
+	$(PYTHON) -m pip install -e '.[mutation]'
+	$(PYTHON) bench/mutation.py $(MODULES)

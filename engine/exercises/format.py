@@ -211,16 +211,16 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
             alphabet = tuple(parsed) if isinstance(parsed, list) else tuple(str(parsed))
         else:
             alphabet = tuple(value)
+        bad = [t for t in alphabet if not _token_ok(t, input_format)]   # before deduplicating: a list is unhashable
+        if bad:
+            what = "single characters" if input_format == "str" else "numbers or strings"
+            raise ExerciseError(path, f"alphabet tokens must be {what}; {json.dumps(bad[0])} is not", line)
         alphabet = tuple(dict.fromkeys(alphabet))
         if not alphabet:
             raise ExerciseError(path, "the alphabet is empty", line)
         if len(alphabet) > limits.max_alphabet:
             raise ExerciseError(path, f"the alphabet has {len(alphabet)} tokens; the limit is {limits.max_alphabet}",
                                 line)
-        bad = [t for t in alphabet if not _token_ok(t, input_format)]
-        if bad:
-            what = "single characters" if input_format == "str" else "numbers or strings"
-            raise ExerciseError(path, f"alphabet tokens must be {what}; {json.dumps(bad[0])} is not", line)
 
     min_len, max_len = 1, 1
     if "lengths" in header:
