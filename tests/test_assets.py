@@ -5,6 +5,7 @@ and on WebAssets itself for what needs a folder of our own. Sizes and timings li
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import gzip
 import re
 from pathlib import Path
@@ -114,8 +115,15 @@ def request(path, encoding="br", **headers):
     return Request({"type": "http", "method": "GET", "path": path, "headers": raw_headers, "query_string": b""})
 
 
+def run_async(coroutine):
+    """The coroutine run to its end on a loop of its own, in a thread of its own: the session's browser
+    (Playwright's sync API) keeps an event loop running in this thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coroutine).result()
+
+
 def serve(web: WebAssets, path: str, **kw):
-    return asyncio.run(web.respond(request(path, **kw), path.lstrip("/")))
+    return run_async(web.respond(request(path, **kw), path.lstrip("/")))
 
 
 def test_a_page_links_its_files_by_version_and_a_change_makes_a_new_version(site):
@@ -218,7 +226,7 @@ def test_event_streams_pass_uncompressed_and_each_event_leaves_at_once():
         await asyncio.wait_for(task, 30)
         return sent
 
-    sent = asyncio.run(run())
+    sent = run_async(run())
     start = sent[0]
     headers = {k.decode().lower(): v.decode() for k, v in start["headers"]}
     assert start["status"] == 200 and "content-encoding" not in headers, headers

@@ -68,13 +68,14 @@ export function renderHeadGrid(doc, { openSelector, selectedSelector }) {
   for (const head of heads) {
     const matrix = traced(doc, head.selector);
     const canvas = el("canvas", { "aria-hidden": "true" });
-    const button = el("button", { type: "button", class: "head-tile", role: "listitem", "data-selector": String(head.selector),
+    // a list item holding a toggle button (a button cannot be a list item and pressed at once); its name is
+    // the text it shows (layer, head, name), the full expression its description
+    const button = el("button", { type: "button", class: "head-tile", "data-selector": String(head.selector),
       "data-layer": String(head.layer), "data-head": String(head.slot), title: head.expression || head.label,
-      "aria-label": `layer ${head.layer} head ${head.slot}: ${head.display || head.name}; open it large`,
       "aria-pressed": String(head.selector === selectedSelector),
       onclick: () => hooks.openSelector(head.selector) },
-    canvas, el("span", { class: "tile-where" }, `L${head.layer} h${head.slot}`), el("span", { class: "tile-name" }, head.display || head.name));
-    grid.append(button);
+    canvas, el("span", { class: "tile-where" }, `L${head.layer} h${head.slot} `), el("span", { class: "tile-name" }, head.display || head.name));
+    grid.append(el("div", { role: "listitem", class: "head-tile-item" }, button));
     if (matrix && matrix.length) drawMatrix(canvas, matrix, SIZE, readsOf(head.selector));
     else canvas.replaceWith(el("span", { class: "tile-empty" }, "no pattern on this input"));
   }

@@ -265,16 +265,20 @@ function renderAll() {
 }
 
 // The diagram for assistive technology: a group (its head boxes are buttons, so not one image); a head
-// box without a name of its own is named by the text it shows.
+// box is named by the text it shows first (so speech input can say what it sees), then by what the
+// diagram says of it (layer, head, full expression).
 function labelDiagram(box) {
   const svg = box.querySelector("svg");
   if (svg) svg.setAttribute("role", "group");
   for (const g of box.querySelectorAll(".head-box")) {
-    if (g.hasAttribute("aria-label")) continue;
+    if (g.dataset.labelled) continue;
     // a trailing space ends each line (SVG does not draw it), so the lines read as words, not run together
     const texts = [...g.querySelectorAll("text")];
     texts.forEach((t) => { t.textContent = `${t.textContent.trimEnd()} `; });
-    g.setAttribute("aria-label", `${texts.map((t) => t.textContent).join("").trim()}, layer ${g.dataset.layer}`);
+    const shown = texts.map((t) => t.textContent).join("").trim();
+    const said = g.getAttribute("aria-label");
+    g.setAttribute("aria-label", said ? `${shown} (${said})` : `${shown}, layer ${g.dataset.layer}`);
+    g.dataset.labelled = "1";
   }
 }
 
