@@ -146,7 +146,8 @@ def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, p
         curve.append(point)
         window = {"loss": 0.0, "acc": 0.0, "n": 0}
         key = lambda p: (p["test_seq_acc"], p["test_acc"])  # noqa: E731
-        if best["point"] is None or key(point) > key(best["point"]):
+        # among equally good checkpoints the latest, the one trained longest (its heads are the sharpest)
+        if best["point"] is None or key(point) >= key(best["point"]):
             best["point"] = point
             best["state"] = {k: v.detach().clone() for k, v in model.state_dict().items()}
         if progress:
