@@ -114,7 +114,11 @@ class WebAssets:
         self._files: dict[str, Path] = {}
         self._assets: dict[str, Asset] = {}
         self._background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="rasplay-assets")
+        self.best_version = ""   # the version whose files are all compressed at the best settings
         self._refresh()
+
+    def stats(self) -> dict:
+        return {"version": self.version, "best_ready": self.best_version == self.version}
 
     # ------------------------------------------------------------------ the files and their version
 
@@ -236,6 +240,7 @@ class WebAssets:
                 asset = self.asset(rel)
                 if asset is not None and asset.compressible:
                     self._encode(asset, encoding, BEST[encoding])
+        self.best_version = version   # (GET /health: assets.best_ready)
 
     async def encoded(self, asset: Asset, encoding: str) -> bytes:
         have = asset.encoded.get(encoding)

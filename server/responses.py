@@ -12,6 +12,9 @@ from __future__ import annotations
 import asyncio
 import os
 import tempfile
+import zlib
+
+import brotli
 
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
@@ -63,17 +66,52 @@ class SpilledResponse(Response):
         self.headers["content-length"] = str(size)
 
     async def __call__(self, scope, receive, send):
+        # compressed as it goes where the client takes it, with a small window: brotli at 64 KiB (lgwin 16) or
+        # gzip hold ~100-300 KiB per connection, where the compression middleware's brotli (4 MiB window) would
+        # hold several MiB for every unread answer. (Its Content-Encoding makes the middleware leave it alone.)
+        encoding = _encoding_for(scope)
+        packer = None
+        if encoding == "br":
+            packer = brotli.Compressor(quality=4, lgwin=16)
+            pack = lambda chunk, last: packer.process(chunk) + (packer.finish() if last else b"")  # noqa: E731
+        elif encoding == "gzip":
+            packer = zlib.compressobj(6, zlib.DEFLATED, 31)
+            pack = lambda chunk, last: packer.compress(chunk) + (packer.flush() if last else b"")  # noqa: E731
+        if packer is not None:
+            del self.headers["content-length"]
+            self.headers["content-encoding"] = encoding
+            self.headers["vary"] = "Accept-Encoding"
         try:
             await send({"type": "http.response.start", "status": self.status_code, "headers": self.raw_headers})
             while True:
                 chunk = self.file.read(CHUNK)   # from the page cache: microseconds
                 more = self.file.tell() < self.size
+                if packer is not None:
+                    chunk = pack(chunk, not more)
                 await send({"type": "http.response.body", "body": chunk, "more_body": more})
                 if not more:
                     break
         finally:
             self.file.close()
             self.release()
+
+
+def _encoding_for(scope) -> str | None:
+    """"br" or "gzip" as the request's Accept-Encoding takes them (a q above 0), br first; else None."""
+    taken = set()
+    for name, value in scope.get("headers", ()):
+        if name == b"accept-encoding":
+            for item in value.decode("latin-1").split(","):
+                coding, _, params = item.strip().partition(";")
+                params = params.strip()
+                try:
+                    q = float(params[2:]) if params.startswith("q=") else 1.0
+                except ValueError:
+                    q = 0.0
+                if q > 0:
+                    taken.add(coding.strip().lower())
+    return next((c for c in ("br", "gzip") if c in taken or "*" in taken), None)
+    return False
 
 
 def _spill(body: bytes, directory) -> object:

@@ -182,6 +182,8 @@ class Health(BaseModel):
                                               "of workers one client may hold, requests and clients waiting")
     responses: dict[str, Any] = Field(description="answers being sent; large ones spilled to temporary files "
                                                   "(their count, bytes and clients)")
+    assets: dict[str, Any] = Field(description="the app's files: their `version` (in their URLs) and whether all "
+                                               "are compressed at the best settings yet (`best_ready`)")
 
 
 class TrainRequest(BaseModel):

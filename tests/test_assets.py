@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import gzip
+import json
 import re
 from pathlib import Path
 
@@ -244,3 +245,21 @@ def test_the_page_modules_name_the_apps_files_by_relative_urls():
             for n, line in enumerate(p.read_text().splitlines(), 1) if absolute.search(line)]
     assert hits == []
     assert absolute.search('await import("/vendor/codemirror.bundle.js")')
+
+
+@pytest.mark.parametrize("encoding,expected", [("gzip, deflate, br", "br"), ("br", "br"), ("gzip", "gzip"),
+                                               ("gzip;q=0, br;q=0", None), ("identity", None)])
+def test_a_large_answer_sent_from_its_file_is_compressed_as_it_goes(api, encoding, expected):
+    """An answer over 256 KiB is sent from a temporary file (server/responses.py); it is compressed chunk by
+    chunk with a small window (the middleware's brotli would hold a 4 MiB window per unread answer), or sent
+    as it is: what arrives decodes to the answer either way."""
+    source = "\n".join(f"s{i} = select(indices, indices + {i}, <=);" for i in range(8))
+    payload = {"source": source, "inputs": ["ab" * 32] * 8}
+    plain = api.post("/api/v1/evaluate", json=payload).json()
+    with api.stream("POST", "/api/v1/evaluate", json=payload, headers={"accept-encoding": encoding}) as r:
+        sent = b"".join(r.iter_raw())
+    assert r.status_code == 200 and r.headers.get("content-encoding") == expected, dict(r.headers)
+    body = {"gzip": gzip.decompress, "br": brotli.decompress, None: bytes}[expected](sent)
+    assert len(body) > 256 * 1024 and json.loads(body) == plain
+    if expected:
+        assert len(sent) < len(body) / 5 and "content-length" not in r.headers

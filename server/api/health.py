@@ -28,5 +28,6 @@ async def health(request: Request):
     return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
             "training": {**svc.jobs.stats(), "available": torch_available()}, "cache": svc.cache.stats(),
             "pools": {"evaluation": svc.pool.stats(), "heavy": svc.heavy.stats()},
+            "assets": request.app.state.assets.stats(),
             "responses": {"sending": request.app.state.send_limits.sending,
                           "started": request.app.state.send_limits.started, **svc.outgoing.stats()}}
