@@ -23,6 +23,7 @@ test-deps:
 	cd tests/node && npm ci --no-audit --no-fund   # axe-core for the accessibility audit (test_browser_a11y.py)
 
 test: test-deps
+	$(PYTHON) -m ruff check .
 	$(PYTHON) -m pytest
 
 # Mutation testing with cosmic-ray, module by module against their fast tests (docs/testing.md); slow

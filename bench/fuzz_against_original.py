@@ -102,7 +102,7 @@ class Gen:
                 lambda: f"\"abc\"[{self.gen('N', d)} % 3]",
                 lambda: f"({self.gen('S', d)} if {self.gen('B', d)} else \"z\")",
                 lambda: f"(\"q\" if {self.gen('B', d)} else {self.gen('S', d)})",
-                lambda: f"tokens_str" if self.json else "tokens",
+                lambda: "tokens_str" if self.json else "tokens",
             ])()
         if kind == "B":
             return r.choice([

@@ -17,7 +17,7 @@ import numpy as np
 
 from . import mixed as _mixed
 from .lang.errors import RaspError
-from .mixed import is_mixed, objects
+from .mixed import objects
 
 TYPE_NAMES = {"b": "bool", "i": "int", "f": "float", "U": "str", "O": "mixed"}
 NUMERIC = "bif"

@@ -154,7 +154,7 @@ def export_transformer_lens(model, out_dir, beta: float | None = None, torch_fil
 def hooked_transformer(config_doc: dict, state: dict):
     """A transformer_lens.HookedTransformer from a config.json document and a state dict (numpy or torch)."""
     import torch
-    from transformer_lens import HookedTransformer, HookedTransformerConfig
+    from transformer_lens import HookedTransformerConfig
 
     kwargs = dict(config_doc["hooked_transformer_config"])
     kwargs.pop("dtype", None)    # configs written before the dtype moved out of them

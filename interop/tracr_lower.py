@@ -29,7 +29,6 @@ import keyword
 import re
 from dataclasses import dataclass, field
 from fractions import Fraction
-from typing import Any
 
 from ..engine.lang.errors import RaspError
 from ..engine.program import format_constant
