@@ -63,30 +63,7 @@ class CompiledModel:
 
     def encode(self, item, index: int = 0) -> np.ndarray:
         """One input (a string, or a list of tokens) as token indices 0..V-1."""
-        label = f"input {index + 1}"
-        if isinstance(item, str):
-            if any(not isinstance(t, str) for t in self.vocab):
-                raise RaspError(f"{label} is a string, but the vocabulary's tokens are not all strings: give a "
-                                f"list of tokens", None, "input")
-            tokens = list(item)
-        elif isinstance(item, (list, tuple)):
-            tokens = list(item)
-        else:
-            raise RaspError(f"{label} must be a string or a list of tokens", None, "input")
-        if not tokens:
-            raise RaspError(f"{label} is empty; an input needs at least one token", None, "input")
-        if len(tokens) > self.max_len:
-            raise RaspError(f"{label} has {len(tokens)} tokens; the model is compiled for at most {self.max_len}",
-                            None, "input")
-        ids = []
-        for t in tokens:
-            try:
-                ids.append(self._token_id[freeze(t)])
-            except (KeyError, TypeError):
-                shown = ", ".join(str(v) for v in self.vocab[:20])
-                raise RaspError(f"{label}: the token {t!r} is not in the vocabulary ({shown})", None,
-                                "input") from None
-        return np.array(ids, dtype=np.int64)
+        return token_ids(item, self.vocab, self._token_id, index, max_len=self.max_len)
 
     def forward(self, idx: np.ndarray, mode: str = "hard", beta: float | None = None, trace: bool = False):
         """The transformer on token indices (B, n) (BOS is prepended here)."""
@@ -371,3 +348,33 @@ def _plain(v):
 
 def _plain_row(row) -> list:
     return [_plain(v) for v in np.asarray(row).tolist()]
+
+
+def token_ids(item, vocab: list, token_id: dict, index: int = 0, max_len: int | None = None) -> np.ndarray:
+    """One input (a string, or a list of tokens) as token indices 0..V-1 of `vocab` (`token_id`: frozen token
+    -> index), refused with a message naming the input where it is not one (`max_len`: at most that many
+    tokens; None for a model of every length)."""
+    label = f"input {index + 1}"
+    if isinstance(item, str):
+        if any(not isinstance(t, str) for t in vocab):
+            raise RaspError(f"{label} is a string, but the vocabulary's tokens are not all strings: give a "
+                            f"list of tokens", None, "input")
+        tokens = list(item)
+    elif isinstance(item, (list, tuple)):
+        tokens = list(item)
+    else:
+        raise RaspError(f"{label} must be a string or a list of tokens", None, "input")
+    if not tokens:
+        raise RaspError(f"{label} is empty; an input needs at least one token", None, "input")
+    if max_len is not None and len(tokens) > max_len:
+        raise RaspError(f"{label} has {len(tokens)} tokens; the model is compiled for at most {max_len}",
+                        None, "input")
+    ids = []
+    for t in tokens:
+        try:
+            ids.append(token_id[freeze(t)])
+        except (KeyError, TypeError):
+            shown = ", ".join(str(v) for v in vocab[:20])
+            raise RaspError(f"{label}: the token {t!r} is not in the vocabulary ({shown})", None,
+                            "input") from None
+    return np.array(ids, dtype=np.int64)

@@ -11,6 +11,7 @@ from ...lang.errors import RaspError
 from ...limits import DEFAULT_LIMITS
 from ...program import freeze
 from .. import check as checks
+from ..compiled import token_ids
 from . import runner as R
 
 # The evaluator is the reference at every length we check; it materialises selectors (B x n x n).
@@ -44,23 +45,8 @@ class LengthFreeModel:
     # ---------------------------------------------------------------- running
 
     def encode(self, item, index: int = 0) -> np.ndarray:
-        label = f"input {index + 1}"
-        if isinstance(item, str):
-            if any(not isinstance(t, str) for t in self.vocab):
-                raise RaspError(f"{label} is a string, but the vocabulary's tokens are not all strings: give a "
-                                f"list of tokens", None, "input")
-            tokens = list(item)
-        elif isinstance(item, (list, tuple)):
-            tokens = list(item)
-        else:
-            raise RaspError(f"{label} must be a string or a list of tokens", None, "input")
-        if not tokens:
-            raise RaspError(f"{label} is empty; an input needs at least one token", None, "input")
-        try:
-            return np.array([self._token_id[freeze(t)] for t in tokens], dtype=np.int64)
-        except (KeyError, TypeError):
-            raise RaspError(f"{label}: a token is not in the vocabulary ({', '.join(map(str, self.vocab[:20]))})",
-                            None, "input") from None
+        """One input (a string, or a list of tokens, of any length) as token indices 0..V-1."""
+        return token_ids(item, self.vocab, self._token_id, index)
 
     def forward(self, idx: np.ndarray, mode: str = "hard", beta=None) -> R.State:
         """All sublayers on token indices (B, n) (BOS is prepended here). mode "soft": softmax attention with
