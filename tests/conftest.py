@@ -89,3 +89,31 @@ def browser():
         b = p.chromium.launch(executable_path=chromium, args=CHROMIUM_ARGS)
         yield b
         b.close()
+
+
+@pytest.fixture
+def guarded(browser):
+    """A browser context guarded to 127.0.0.1 (test_browser.Guarded), closed after the test, failing it if the
+    page asked for anything outside or logged an error."""
+    from test_browser import Guarded
+
+    g = Guarded(browser)
+    yield g
+    g.close()
+
+
+def unavailable(reason: str):
+    """Something a test needs is not on this machine: skipped on a developer's machine, a failure in CI
+    (CI=true), where `make test` installs everything the tests use."""
+    pytest.fail(f"{reason} (under CI=true every test must run)") if IN_CI else pytest.skip(reason)
+
+
+def need(module: str):
+    """`module` imported; where it is missing, the test is skipped on a developer's machine and fails in CI
+    (CI=true), where `make test` installs every extra."""
+    import importlib
+
+    try:
+        return importlib.import_module(module)
+    except ImportError as e:
+        unavailable(f"needs {module} ({e}); `make test` installs it (the project's extras)")

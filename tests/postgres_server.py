@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 
 from live_server import free_port
+from conftest import unavailable
 
 
 def _bin_dir() -> Path | None:
@@ -28,18 +29,18 @@ class PostgresServer:
         self.fsync = fsync
         bindir = _bin_dir()
         if bindir is None:
-            pytest.skip("PostgreSQL is not installed: `apt-get install -y postgresql` (make test-deps does it)")
+            unavailable("PostgreSQL is not installed: `apt-get install -y postgresql` (make test-deps does it)")
         try:
             import psycopg  # noqa: F401
         except ImportError:
-            pytest.skip("psycopg is not installed: pip install -e '.[course]' (make test-deps does it)")
+            unavailable("psycopg is not installed: pip install -e '.[course]' (make test-deps does it)")
         self.bindir = bindir
         self.user = None
         if os.geteuid() == 0:
             try:
                 self.user = pwd.getpwnam("postgres")
             except KeyError:
-                pytest.skip("running as root and there is no `postgres` user to run PostgreSQL as")
+                unavailable("running as root and there is no `postgres` user to run PostgreSQL as")
         self.dir = Path(tempfile.mkdtemp(prefix="rasplay-pg-"))
         if self.user:
             os.chown(self.dir, self.user.pw_uid, self.user.pw_gid)

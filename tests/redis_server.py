@@ -12,17 +12,18 @@ from pathlib import Path
 import pytest
 
 from live_server import free_port
+from conftest import unavailable
 
 
 class RedisServer:
     def __init__(self):
         self.binary = shutil.which("redis-server")
         if self.binary is None:
-            pytest.skip("Redis is not installed: `apt-get install -y redis-server` (make test-deps does it)")
+            unavailable("Redis is not installed: `apt-get install -y redis-server` (make test-deps does it)")
         try:
             import redis
         except ImportError:
-            pytest.skip("the redis client is not installed: pip install -e '.[course]' (make test-deps does it)")
+            unavailable("the redis client is not installed: pip install -e '.[course]' (make test-deps does it)")
         self._redis = redis
         self.dir = Path(tempfile.mkdtemp(prefix="rasplay-redis-"))
         self.port = free_port()

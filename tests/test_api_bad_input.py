@@ -4,6 +4,7 @@ import json
 
 import httpx
 import pytest
+from conftest import need
 
 
 def error_of(r, status):
@@ -83,7 +84,7 @@ def test_the_openapi_schema_declares_the_limits(api):
 
 @pytest.mark.train
 def test_odd_last_event_ids_are_ignored(api, live_server):
-    pytest.importorskip("torch")
+    need("torch")
     r = api.post("/api/v1/train", json={"source": "x = indices + 1;", "vocab": "ab", "max_len": 4, "steps": 2,
                                         "n_train": 50, "n_test": 10, "eval_every": 1})
     assert r.status_code == 202

@@ -4,8 +4,9 @@ import time
 
 import httpx
 import pytest
+from conftest import need
 
-pytest.importorskip("torch")
+need("torch")
 pytestmark = pytest.mark.train
 
 HIST = "same = select(tokens, tokens, ==);\nhist = selector_width(same);\n"

@@ -10,6 +10,7 @@ import time
 from pathlib import Path
 
 import pytest
+from conftest import need
 
 pytestmark = pytest.mark.browser
 
@@ -31,8 +32,9 @@ def _expected_api_error(text: str) -> bool:
 class Guarded:
     """A browser context whose pages may only talk to 127.0.0.1."""
 
-    def __init__(self, browser, **kw):
-        self.context = browser.new_context(viewport={"width": 1280, "height": 800}, accept_downloads=True, **kw)
+    def __init__(self, browser, viewport=(1280, 800), **kw):
+        width, height = viewport
+        self.context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True, **kw)
         self.outside: list[str] = []
         self.errors: list[str] = []
         self.context.route(OUTSIDE_LOOPBACK, self._guard)
@@ -51,13 +53,6 @@ class Guarded:
         self.context.close()
         assert self.outside == [], f"the page requested outside 127.0.0.1: {self.outside}"
         assert self.errors == [], f"errors in the page: {self.errors}"
-
-
-@pytest.fixture
-def guarded(browser):
-    g = Guarded(browser)
-    yield g
-    g.close()
 
 
 def open_app(page, url, path="/"):
@@ -398,11 +393,8 @@ def test_bad_link_falls_back_to_an_example_with_a_message(guarded, live_server):
 
 def test_layout_fits_1280x720_and_a_projector(browser, live_server):
     for width, height, name in ((1280, 720, "layout-1280x720.png"), (1920, 1080, "layout-1920x1080.png")):
-        g = Guarded(browser)
+        g = Guarded(browser, viewport=(width, height))
         try:
-            g.context.close()
-            g.context = browser.new_context(viewport={"width": width, "height": height})
-            g.context.route(OUTSIDE_LOOPBACK, g._guard)
             page = g.page()
             open_app(page, live_server.url)
             overflow = page.evaluate("document.documentElement.scrollWidth > window.innerWidth")
@@ -417,7 +409,7 @@ def test_layout_fits_1280x720_and_a_projector(browser, live_server):
 
 @pytest.mark.train
 def test_train_tab_shows_progress_and_the_overlay(guarded, live_server):
-    pytest.importorskip("torch")
+    need("torch")
     page = guarded.page()
     open_app(page, live_server.url)
     page.click("#tab-train")

@@ -8,18 +8,11 @@ from __future__ import annotations
 import pytest
 
 from a11y import audit
-from test_browser import Guarded, open_app, set_program
+from test_browser import open_app, set_program
 
 pytestmark = pytest.mark.browser
 
 REVERSE_WRONG = "opp_index = length - indices;\nflip = select(indices, opp_index, ==);\nreverse = aggregate(flip, tokens, \"_\");\n"
-
-
-@pytest.fixture
-def guarded(browser):
-    g = Guarded(browser)
-    yield g
-    g.close()
 
 
 def clean(frame, state: str):

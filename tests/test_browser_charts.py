@@ -11,7 +11,6 @@ import pytest
 
 from rasplay.server.assets import MIN_COMPRESS
 from test_browser import ARTIFACTS, heatmap_z, open_app  # noqa: F401   (the `guarded` fixture is test_browser's)
-from test_browser import guarded  # noqa: F401
 
 pytestmark = pytest.mark.browser
 

@@ -16,13 +16,6 @@ pytestmark = pytest.mark.browser
 MINE = "# my own work\nopp = length - indices - 1;\nflip = select(indices, opp, ==);\nmine = aggregate(flip, tokens);"
 
 
-@pytest.fixture
-def guarded(browser):
-    g = Guarded(browser)
-    yield g
-    g.close()
-
-
 def shot(page, name: str, **kw):
     page.screenshot(path=ARTIFACTS / f"class-{name}.png", **kw)
 

@@ -17,6 +17,7 @@ import httpx
 import pytest
 
 from test_browser import ARTIFACTS, Guarded, open_app, runs, set_program
+from conftest import need
 
 pytestmark = pytest.mark.browser
 
@@ -34,13 +35,6 @@ def server(tmp_path_factory):
                    "--train-seconds", "400")
     yield s
     s.stop()
-
-
-@pytest.fixture
-def guarded(browser):
-    g = Guarded(browser)
-    yield g
-    g.close()
 
 
 def record_timing(name: str, value):
@@ -492,7 +486,7 @@ def test_the_diagram_routes_edges_around_boxes_names_heads_apart_and_fits(guarde
 
 @pytest.mark.train
 def test_train_reverse_to_99_percent_with_the_failing_ablation_alongside(guarded, server):
-    torch = pytest.importorskip("torch")  # noqa: F841
+    torch = need("torch")  # noqa: F841
     page = guarded.page()
     ready(page, server.url)
     page.click("#tab-train")

@@ -12,7 +12,7 @@ import httpx
 import pytest
 
 from provenance_reference import reference_provenance
-from test_browser import ARTIFACTS, OUTSIDE_LOOPBACK, Guarded, open_app, runs, set_program, wait_for_run
+from test_browser import ARTIFACTS, Guarded, open_app, runs, set_program, wait_for_run
 
 pytestmark = pytest.mark.browser
 
@@ -21,13 +21,6 @@ GEOMETRY = (FIXTURES / "diagram_geometry.js").read_text()
 SYNTHETIC = (FIXTURES / "synthetic_6_layers.rasp").read_text()
 EXAMPLES = ("dyck2", "sort_unique", "most_frequent")
 VIEWPORTS = ((1366, 768), (1920, 1080))
-
-
-@pytest.fixture
-def guarded(browser):
-    g = Guarded(browser)
-    yield g
-    g.close()
 
 
 def laid_out(page):
@@ -58,11 +51,8 @@ def check_drawing(page, what: str):
 
 @pytest.mark.parametrize("width,height", VIEWPORTS)
 def test_diagram_geometry_on_real_programs_and_a_wide_one(browser, live_server, width, height):
-    g = Guarded(browser)
+    g = Guarded(browser, viewport=(width, height))
     try:
-        g.context.close()
-        g.context = browser.new_context(viewport={"width": width, "height": height})
-        g.context.route(OUTSIDE_LOOPBACK, g._guard)
         page = g.page()
         open_app(page, live_server.url)
         laid_out(page)
@@ -104,11 +94,8 @@ def test_a_head_shows_its_full_expression_on_focus(guarded, live_server):
 
 
 def test_the_diagram_scales_down_in_a_narrow_panel(browser, live_server):
-    g = Guarded(browser)
+    g = Guarded(browser, viewport=(640, 800))
     try:
-        g.context.close()
-        g.context = browser.new_context(viewport={"width": 640, "height": 800})
-        g.context.route(OUTSIDE_LOOPBACK, g._guard)
         page = g.page()
         open_app(page, live_server.url)
         load_example(page, "dyck2")

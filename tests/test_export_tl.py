@@ -15,13 +15,14 @@ from rasplay.engine import NumpyTransformer as Transformer
 from rasplay.interop.export_tl import (export_transformer_lens, load_hooked_transformer, tl_config,
                                        tl_state_dict, to_hooked_transformer, token_ids)
 from rasplay.server.cli import main as cli_main
+from conftest import need
 
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
     import torch  # noqa: F401  (make test installs the tl extra: in CI this test must run, never skip)
     import transformer_lens  # noqa: F401
 else:
-    torch = pytest.importorskip("torch")
-    pytest.importorskip("transformer_lens")
+    torch = need("torch")
+    need("transformer_lens")
 
 pytestmark = pytest.mark.train   # needs torch
 

@@ -7,6 +7,8 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import need
+from conftest import unavailable
 
 DOC = Path(__file__).resolve().parents[1] / "docs" / "interop.md"
 SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
@@ -23,8 +25,8 @@ def test_snippet_runs(index, tmp_path, monkeypatch):
     code = SNIPPETS[index]
     for marker, module in NEEDS.items():
         if marker in code and importlib.util.find_spec(module) is None:
-            pytest.skip(f"needs {module}")
+            unavailable(f"needs {module}")
     if "load_hooked_transformer" in code:
-        pytest.importorskip("transformer_lens")
+        need("transformer_lens")
     monkeypatch.chdir(tmp_path)
     exec(compile(code, f"docs/interop.md snippet {index + 1}", "exec"), {"__name__": "__doc_snippet__"})

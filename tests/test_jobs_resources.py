@@ -7,6 +7,7 @@ import os
 import pytest
 
 from rasplay.server.jobs import FINISHED, JobManager
+from conftest import need
 
 
 def run(coro):
@@ -70,7 +71,7 @@ def test_directories_left_by_a_killed_server_are_removed_at_start(tmp_path):
 
 @pytest.mark.train
 def test_a_training_job_estimated_over_the_memory_limit_is_refused(api):
-    pytest.importorskip("torch")
+    need("torch")
     r = api.post("/api/v1/train", json={"source": "x = indices + 1;", "vocab": "ab", "max_len": 128, "layers": 12,
                                         "heads": 16, "d_model": 1024, "batch_size": 4096, "steps": 10})
     assert r.status_code == 422, r.text[:300]

@@ -12,6 +12,7 @@ from hypothesis import example, given, settings, strategies as st
 from rasplay.engine import RaspError, check_dialect, compile
 from rasplay.engine.examples import load_examples
 from rasplay.engine.compiler.length_free import length_study
+from conftest import need
 
 PROGRAMS = Path(__file__).parent / "length_free_programs"
 EXHAUSTIVE = (1, 2, 3, 4, 5, 6, 7, 8)
@@ -105,7 +106,7 @@ def test_soft_attention_fixed_temperature_breaks_scaled_holds():
 
 
 def test_torch_state_dict_export():
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     sd = model_of("parity").state_dict()
     assert all(isinstance(v, torch.Tensor) for v in sd.values()) and any("qk" in k for k in sd)
 

@@ -10,6 +10,7 @@ from rasplay.engine.compiler.check import input_ids
 from rasplay.engine.compiler.soft import exact_at
 from rasplay.engine.model import NumpyTransformer, load_npz
 from rasplay.engine.examples import find_example
+from conftest import need
 
 WEIGHT_NAMES = {"tok_emb.weight", "pos_emb.weight", "unembed.weight", "unembed.bias"} | {
     f"layers.{i}.{n}" for i in range(2) for n in
@@ -82,7 +83,7 @@ def test_npz_round_trip_gives_identical_outputs(reverse, tmp_path):
 
 
 def test_state_dict_has_the_npz_tensors(reverse, tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     sd = reverse.state_dict()
     _, weights, _ = load_npz(_saved(reverse, tmp_path))
     assert set(sd) == set(weights) == WEIGHT_NAMES

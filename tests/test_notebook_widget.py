@@ -12,7 +12,8 @@ import pytest
 import rasplay
 from rasplay.interop.notebook import PAGE_MODULES, page_modules, widget_esm
 
-anywidget = pytest.importorskip("anywidget")
+from conftest import need
+anywidget = need("anywidget")
 from test_browser import Guarded  # noqa: E402   (the `browser` fixture is conftest's)
 
 pytestmark = pytest.mark.browser
@@ -82,7 +83,7 @@ def test_views_render_in_chromium(browser, served):
 
 @pytest.mark.train
 def test_trained_overlay_renders(browser, served, tmp_path):
-    pytest.importorskip("torch")
+    need("torch")
     from rasplay.engine.train import load_model, train
 
     saved = tmp_path / "model.pt"

@@ -2,7 +2,8 @@
 that falls back late keeps its best model, and says which step it is (issue 20, item 7)."""
 import pytest
 
-torch = pytest.importorskip("torch")
+from conftest import need
+torch = need("torch")
 from rasplay.engine.train import TrainConfig  # noqa: E402
 from rasplay.engine.train.loop import evaluate, Batches, train_model  # noqa: E402
 from rasplay.engine.train.run import _make_data, build_model, load_task  # noqa: E402

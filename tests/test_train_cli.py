@@ -6,6 +6,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import need
 
 ROOT = Path(__file__).resolve().parents[1]
 REVERSE = str(ROOT / "examples" / "reverse.rasp")
@@ -20,7 +21,7 @@ def run(*args, prelude=""):
 
 @pytest.mark.train
 def test_json_output_is_one_object(tmp_path):
-    pytest.importorskip("torch")
+    need("torch")
     out = run("train", HISTOGRAM, "--vocab", "abc", "--max-len", "5", "--steps", "40", "--d-model", "16",
               "--json", "-o", str(tmp_path / "m.pt"))
     assert out.returncode == 0, out.stderr
@@ -32,7 +33,7 @@ def test_json_output_is_one_object(tmp_path):
 
 @pytest.mark.train
 def test_readable_progress_and_summary():
-    pytest.importorskip("torch")
+    need("torch")
     out = run("train", REVERSE, "--vocab", "abc", "--max-len", "4", "--steps", "60", "--d-model", "16", "--layers", "1")
     assert out.returncode == 0, out.stderr
     assert "step     50" in out.stdout and "reverse: 1 layer x 1 head, d_model 16" in out.stdout
@@ -48,7 +49,7 @@ def test_readable_progress_and_summary():
     (["--example", "zz"], "not in the model's vocabulary"),
 ])
 def test_errors_are_messages_not_tracebacks(args, message):
-    pytest.importorskip("torch")
+    need("torch")
     out = run("train", REVERSE, "--steps", "2", "--d-model", "8", *args)
     assert out.returncode != 0 and message in out.stderr and "Traceback" not in out.stderr
 

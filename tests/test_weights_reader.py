@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from rasplay import engine
+from conftest import need
 
 
 # ---------------------------------------------------------------- the reader (docs/weights.md, nothing else)
@@ -127,7 +128,7 @@ def test_soft_attention_output_of_int_sort_decodes_with_the_listed_values():
 
 
 def test_torch_export_carries_the_config(tmp_path):
-    torch = pytest.importorskip("torch")
+    torch = need("torch")
     model = engine.compile(REVERSE, vocab="abc", max_len=4)
     path = tmp_path / "m.pt"
     model.export_torch(path)
