@@ -27,11 +27,11 @@ def _mix(a: str | None, b: str | None) -> bool:
 
 def mixed_reason(node) -> str | None:
     """Why this node may hold values of several types per position (None when it cannot)."""
-    from .interpret import _static_type
+    from .interpret import static_type
 
     if isinstance(node, (Map, SequenceMap)) and node.op == "if":
         then, _, orelse = node.operands(list(node.inputs))
-        a, b = _static_type(then), _static_type(orelse)
+        a, b = static_type(then), static_type(orelse)
         if _mix(a, b):
             return f"its if/else branches have types {a} and {b}"
     if isinstance(node, (Map, SequenceMap)) and node.op == "getitem":
@@ -41,7 +41,7 @@ def mixed_reason(node) -> str | None:
         if len(types) > 1 and not types <= _NUMBERS:
             return f"the values it looks up have types {' and '.join(sorted(types))}"
     if isinstance(node, Aggregate):
-        a, b = _static_type(node.sop), _atom_type(node.default)
+        a, b = static_type(node.sop), _atom_type(node.default)
         if _mix(a, b) and "str" not in (a, b):
             return f"its values are {a}s and its default {node.default!r} is {'an' if b == 'int' else 'a'} {b}"
     return None

@@ -110,8 +110,8 @@ def provenance(source: str, inp, position: int, node: int | None = None, name: s
     """The provenance of the value of s-op `name` (or graph node `node`) at `position` on input `inp`:
     {"provenance": {...}} or {"error": {"kind", "message"}} when it cannot be given (unknown name, a
     program or input error, a position outside the input)."""
-    from .evaluate import _interpret_cached, run_graph
-    from .evaluate import warm
+    from .evaluate import _interpret_cached, warm
+    from .graph_runner import run_graph
     from .inputs import parse_inputs
 
     limits = limits or DEFAULT_LIMITS

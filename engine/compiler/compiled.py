@@ -7,7 +7,7 @@ import time
 
 import numpy as np
 
-from ..evaluate import run_graph
+from ..graph_runner import run_graph
 from ..lang.errors import RaspError
 from ..limits import DEFAULT_LIMITS
 from ..model import NumpyTransformer, save_npz, state_dict

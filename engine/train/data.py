@@ -19,7 +19,7 @@ from ..interpret import Interpretation, interpret
 from ..mixed_types import refuse_mixed
 from ..lang.errors import RaspError
 from ..limits import DEFAULT_LIMITS, Limits
-from ..evaluate import run_graph
+from ..graph_runner import run_graph
 from ..header import default_output
 from ..analysis import analyze_nodes
 from ..program import SOp

@@ -1,0 +1,108 @@
+"""Statements: running a program's statements in order (a failing statement is reported and the rest
+goes on), and the dispatch of each statement kind."""
+from __future__ import annotations
+
+from ..lang import ast
+from ..lang.errors import RaspError, diagnostic
+from ..program import Selector, SOp
+from .atoms import show_value, source_text
+from .interpretation import Definition, replace_definition
+from .scope import RESERVED_EVERYWHERE, Builtin, Env, Function, defined_names
+
+
+class StatementsMixin:
+    """The Interpreter's statements (see interpreter.py)."""
+
+    def run(self, program: ast.Program, env: Env, top_level: bool, definitions: list | None = None):
+        # `exit` / `quit` end the program there, as they end the REPL's reading
+        stop = next((stmt for stmt in program.statements if isinstance(stmt, ast.ReplNoop)
+                     and stmt.text.split("(")[0] in ("exit", "quit")), None)
+
+        def before_stop(err: RaspError) -> bool:
+            return stop is None or err.span is None or (err.span.line, err.span.col) < (stop.span.line, stop.span.col)
+
+        for err in filter(before_stop, program.syntax_errors):
+            self.diagnostics.append(err.to_diagnostic())
+        for warning in filter(before_stop, program.warnings):
+            self.diagnostics.append(warning.to_diagnostic("warning"))
+        for stmt in program.statements:
+            if stmt is stop:
+                self.diagnostics.append(diagnostic(f"'{stop.text}': the rest of the program is not run, as the "
+                                                   "REPL stops reading there", stop.span, "info"))
+                break
+            if isinstance(stmt, ast.Invalid):  # reported with the syntax errors
+                self.mark_failed(env, stmt.names, stmt.error)
+                continue
+            if self.timed_out is not None:  # reported once; the names after it are unavailable
+                self.mark_failed(env, defined_names(stmt), self.timed_out)
+                continue
+            try:
+                self.check_time(stmt.span)
+                self.exec(stmt, env, definitions if top_level else None)
+            except RaspError as e:
+                e.located(stmt.span)
+                self.diagnostics.append(e.to_diagnostic())
+                self.mark_failed(env, defined_names(stmt), e)
+                if e.kind == "timeout":
+                    self.timed_out = e
+            except RecursionError:
+                e = RaspError("the program nests too deeply (expressions or calls)", stmt.span, "limit")
+                self.diagnostics.append(e.to_diagnostic())
+                self.mark_failed(env, defined_names(stmt), e)
+
+    def exec(self, stmt: ast.Stmt, env: Env, definitions: list | None):
+        if isinstance(stmt, ast.Assign):
+            values = [self.eval(v, env) for v in stmt.values]
+            if len(values) == 1 and isinstance(values[0], (tuple, list)) and len(stmt.names) > 1:
+                values = list(values[0])  # a, b = f(x);  a, b = [x, y];
+            # one name given several values (`z = f(x);` where f returns two) keeps them together, as the
+            # original does: `z[1]` is the second
+            if len(values) != len(stmt.names):
+                raise RaspError(f"{len(values)} value{'s' if len(values) != 1 else ''} for "
+                                f"{len(stmt.names)} name{'s' if len(stmt.names) != 1 else ''}", stmt.span, "value")
+            for name, value in zip(stmt.names, values):  # in order: the names before a reserved one are set
+                self.check_settable(env, name, stmt.span)
+                self.bind(env, name, value, stmt.span, definitions)
+        elif isinstance(stmt, ast.ExprStmt):
+            value = self.eval(stmt.expr, env)
+            if definitions is not None and not isinstance(value, (SOp, Selector, Function, Builtin)):
+                self.diagnostics.append(diagnostic(f"{source_text(stmt.expr, self.sources)} = {show_value(value)}",
+                                                   stmt.span, "info", "value"))
+            if definitions is not None and isinstance(value, (SOp, Selector)):
+                text = " ".join(stmt.expr.span.text(self.sources.get(stmt.span.source, "")).split())
+                if not (isinstance(stmt.expr, ast.Name) and any(d.name == text for d in definitions)):
+                    replace_definition(definitions, Definition(text, value, stmt.span, is_expression=True))
+                    names = self.node_names.setdefault(value.id, [])
+                    if text not in names:
+                        names.append(text)
+        elif isinstance(stmt, ast.FuncDef):
+            self.check_settable(env, stmt.name, stmt.span)
+            for param in stmt.params:
+                if param in RESERVED_EVERYWHERE:
+                    raise RaspError(f"cannot set reserved name '{param}' (a built-in name); "
+                                    "choose another parameter name", stmt.span, "name")
+            self.bind(env, stmt.name, Function(stmt.name, stmt.params, stmt.body, stmt.returns, env, stmt.span),
+                      stmt.span, definitions)
+        elif isinstance(stmt, ast.ForLoop):
+            for name in stmt.names:
+                self.check_settable(env, name, stmt.span)
+            for item in self.iterate(self.eval(stmt.iterable, env), stmt.iterable.span):
+                self.unpack(env, stmt.names, item, stmt.span)
+                for inner in stmt.body:
+                    self.exec(inner, env, definitions)
+        elif isinstance(stmt, ast.Load):
+            self.load(stmt, env, definitions)
+        elif isinstance(stmt, ast.Draw):
+            self.eval(stmt.target, env)
+            self.diagnostics.append(diagnostic(
+                "draw(…) is the original REPL's graph; here the layer x head diagram shows every s-op",
+                stmt.span, "info"))
+        elif isinstance(stmt, ast.SetExample):
+            example = self.eval(stmt.example, env)
+            if not isinstance(example, (str, list)):
+                raise RaspError("set example needs a string or a list", stmt.span, "type")
+            self.example = example
+        elif isinstance(stmt, ast.ReplNoop):
+            self.diagnostics.append(diagnostic(f"the REPL command '{stmt.text}' has no effect here", stmt.span, "info"))
+        else:  # pragma: no cover - the parser makes no other statements
+            raise RaspError(f"unsupported statement {type(stmt).__name__}", stmt.span, "syntax")
