@@ -10,7 +10,7 @@ import time
 
 from rasplay.engine import DEFAULT_LIMITS, evaluate
 from rasplay.engine.exercises import check, generate_inputs, load_catalog
-from rasplay.engine.exercises.check import _CACHE
+from rasplay.engine.exercises.grading import _CACHE
 
 
 def best(fn, repeat=3) -> float:

@@ -26,7 +26,7 @@ EXERCISE_TESTS = "tests/test_exercise_boundaries.py tests/test_exercises.py -k '
 MODULES = {
     "engine/header.py": "tests/test_default_output.py tests/test_header_fields.py",
     "engine/exercises/format.py": EXERCISE_TESTS,
-    "engine/exercises/check.py": EXERCISE_TESTS,
+    "engine/exercises/grading.py": EXERCISE_TESTS,
     "engine/exercises/generate.py": EXERCISE_TESTS,
     "engine/exercises/catalog.py": EXERCISE_TESTS,
     "engine/compiler/plan.py": "tests/test_compiler_passes.py tests/test_compiler_plan_decisions.py "

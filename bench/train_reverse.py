@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from rasplay.engine.train import train  # noqa: E402
 from rasplay.engine.train.data import load_task  # noqa: E402
-from rasplay.engine.train.model import ModelConfig, TrainableTransformer  # noqa: E402
+from rasplay.engine.train.torch_transformer import ModelConfig, TrainableTransformer  # noqa: E402
 
 VOCAB = "abcdefgh"
 COMMON = {"vocab": VOCAB, "min_len": 1, "max_len": 16, "seed": 0, "batch_size": 64, "lr": 1e-3, "bos": True}

@@ -14,7 +14,7 @@ from .header import default_output, parse_header
 from .inputs import input_limit_error
 from .compiler.soft import soft_study
 from .dialect import check_dialect
-from .model import NumpyTransformer, load as load_model, load_npz, save_npz
+from .numpy_transformer import NumpyTransformer, load as load_model, load_npz, save_npz
 
 
 def analyze(source: str, output: str | None = None, limits: Limits | None = None, load_dirs=None) -> dict:

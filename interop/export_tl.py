@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..engine.model import load_npz
+from ..engine.numpy_transformer import load_npz
 
 CONFIG_FILE = "config.json"
 STATE_FILE = "state_dict.pt"
@@ -85,7 +85,7 @@ def tl_config(config: dict, meta: dict | None = None, beta: float | None = None)
     else:
         cfg["attn_only"] = True
     if config.get("layer_norm"):
-        from ..engine.model import LN_EPS
+        from ..engine.numpy_transformer import LN_EPS
         cfg["eps"] = LN_EPS
     return cfg
 

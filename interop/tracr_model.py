@@ -21,7 +21,7 @@ from typing import Any
 import numpy as np
 
 from ..engine.compiler import CompiledModel
-from ..engine.compiler import check as checks
+from ..engine.compiler import agreement as checks
 from ..engine.lang.errors import RaspError
 from . import tracr_eval
 

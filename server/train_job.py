@@ -37,7 +37,7 @@ def warm() -> None:
     tiny training step, so that a job started in it begins training at once."""
     import torch
 
-    from rasplay.engine.train import model as model_module
+    from rasplay.engine.train import torch_transformer as model_module
     from rasplay.engine.train import run as _run  # noqa: F401  (the import is the point)
 
     torch.set_num_threads(1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rasplay.engine.exercises import CHECK_LIMITS, CheckLimits, ExerciseError, check, check_text, parse_exercise
-from rasplay.engine.exercises.check import reference_values
+from rasplay.engine.exercises.grading import reference_values
 from rasplay.engine.exercises.generate import generate_inputs
 
 COPY = """# title: Copy

@@ -13,7 +13,7 @@ from hypothesis import given, settings, strategies as st
 from rasplay.engine.exercises import (CHECK_LIMITS, SHIPPED_DIR, CheckLimits, ExerciseError, check, generate_inputs,
                                       load_catalog, load_directory, parse_exercise, validate)
 from rasplay.engine import evaluate
-from rasplay.engine.exercises.check import same_values
+from rasplay.engine.exercises.grading import same_values
 from rasplay.server.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -187,7 +187,7 @@ def test_the_time_limit_of_a_check_is_kept():
 
 
 def test_a_reference_past_the_time_limit_is_a_timeout_not_a_crash():
-    from rasplay.engine.exercises.check import _CACHE
+    from rasplay.engine.exercises.grading import _CACHE
 
     _CACHE.clear()
     r = check(shipped("dyck2"), "dyck2 = tokens;", check_limits=CheckLimits(seconds=0.001))

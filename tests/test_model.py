@@ -6,9 +6,9 @@ import numpy as np
 import pytest
 
 from rasplay import engine
-from rasplay.engine.compiler.check import input_ids
+from rasplay.engine.compiler.agreement import input_ids
 from rasplay.engine.compiler.soft import exact_at
-from rasplay.engine.model import NumpyTransformer, load_npz
+from rasplay.engine.numpy_transformer import NumpyTransformer, load_npz
 from rasplay.engine.examples import find_example
 from conftest import need
 

@@ -9,7 +9,7 @@ import pytest
 from conftest import need
 torch = need("torch")
 from rasplay.engine.train import TrainError, train  # noqa: E402
-from rasplay.engine.train.model import ModelConfig, TrainableTransformer, load_model, model_from_state, save_model  # noqa: E402
+from rasplay.engine.train.torch_transformer import ModelConfig, TrainableTransformer, load_model, model_from_state, save_model  # noqa: E402
 from rasplay.engine.train.run import attention_maps, extract_attention  # noqa: E402
 
 pytestmark = pytest.mark.train

@@ -11,7 +11,7 @@ import time
 
 from ..lang.errors import RaspError
 from ..limits import Limits
-from ..model import NumpyTransformer
+from ..numpy_transformer import NumpyTransformer
 from .assemble import assemble_model, describe_heads, describe_mlps
 from .causal import check_causal
 from .compiled import DEFAULT_BETA, CompiledModel

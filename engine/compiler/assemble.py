@@ -15,7 +15,7 @@ import numpy as np
 
 MAX_LISTED_VALUES = 100_000     # a numerical output lists its possible values in the config up to this many
 
-from ..model import HARD_TOLERANCE
+from ..numpy_transformer import HARD_TOLERANCE
 from .fused import lookup
 from .heads import HeadWeights
 from .mlps import MLPWeights

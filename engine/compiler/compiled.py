@@ -10,9 +10,9 @@ import numpy as np
 from ..graph_runner import run_graph
 from ..lang.errors import RaspError
 from ..limits import DEFAULT_LIMITS
-from ..model import NumpyTransformer, save_npz, state_dict
+from ..numpy_transformer import NumpyTransformer, save_npz, state_dict
 from ..program import freeze
-from . import check as checks
+from . import agreement as checks
 from .plan import Block
 
 DEFAULT_BETA = 100.0    # softmax inverse temperature exported as attn_scale: scores differ by >= 1/2,

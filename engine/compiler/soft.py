@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .check import agreement, input_ids
+from .agreement import agreement, input_ids
 
 MAX_BETA = 2.0 ** 20
 

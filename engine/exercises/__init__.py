@@ -4,11 +4,11 @@ against the reference on hundreds of generated inputs.
 
     format.py    the file format: text -> Exercise (clear errors with file and line)
     generate.py  the inputs an exercise is checked on (explicit cases, every short input, random ones)
-    check.py     student program x exercise -> pass/fail, first counterexample, budget use
+    grading.py   student program x exercise -> pass/fail, first counterexample, budget use
     catalog.py   folders of exercise files (the shipped set and a teacher's), validated by self-check
 """
 from .catalog import SHIPPED_DIR, Catalog, load_catalog, load_directory, validate
-from .check import CHECK_LIMITS, CheckLimits, check, check_text
+from .grading import CHECK_LIMITS, CheckLimits, check, check_text
 from .format import Budget, Exercise, ExerciseError, parse_exercise, read_exercise
 from .generate import generate_inputs
 

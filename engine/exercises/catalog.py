@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
 
-from .check import check
+from .grading import check
 from .format import CHECK_LIMITS, CheckLimits, Exercise, ExerciseError, read_exercise
 
 SHIPPED_DIR = Path(str(resources.files("rasplay.exercises")))

@@ -15,7 +15,7 @@ import torch.nn.functional as F
 
 from .config import TrainConfig
 from .data import Split, TaskData
-from .model import TrainableTransformer
+from .torch_transformer import TrainableTransformer
 
 TICK_SECONDS = 0.5
 

@@ -17,7 +17,7 @@ from .data import Task, TaskData, load_task, make_data, program_on
 from .errors import TrainError
 from .loop import train_model
 from .match import match_heads, overlay
-from .model import ModelConfig, TrainableTransformer, load_model, save_model
+from .torch_transformer import ModelConfig, TrainableTransformer, load_model, save_model
 
 
 # ------------------------------------------------------------------ model and supervision

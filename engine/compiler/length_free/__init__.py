@@ -11,7 +11,7 @@ from ...dialect import dialect_document, span_of, type_program
 from ...lang.errors import RaspError
 from ..validate import DEFAULT_COMPILE_LIMITS, validate_program
 from .build import Builder
-from .model import LengthFreeModel
+from .length_free_model import LengthFreeModel
 from .study import length_study
 
 

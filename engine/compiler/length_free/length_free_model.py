@@ -10,7 +10,7 @@ from ...graph_runner import run_graph
 from ...lang.errors import RaspError
 from ...limits import DEFAULT_LIMITS
 from ...program import freeze
-from .. import check as checks
+from .. import agreement as checks
 from ..compiled import token_ids
 from . import runner as R
 
