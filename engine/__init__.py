@@ -15,6 +15,7 @@ from .inputs import input_limit_error
 from .compiler.soft import soft_study
 from .dialect import check_dialect
 from .numpy_transformer import NumpyTransformer, load as load_model, load_npz, save_npz
+from .vocabulary import vocabulary
 
 
 def analyze(source: str, output: str | None = None, limits: Limits | None = None, load_dirs=None) -> dict:
@@ -54,4 +55,4 @@ def _dialect(interp, output):
 __all__ = ["evaluate", "clear_caches", "analyze", "interpret", "parse", "Interpretation", "RaspError", "Span",
            "Limits", "DEFAULT_LIMITS", "analyze_nodes", "compile", "compile_spec", "CompiledModel", "CompileLimits",
            "soft_study", "NumpyTransformer", "load_model", "load_npz", "save_npz", "Example", "load_examples",
-           "find_example", "default_output", "parse_header", "input_limit_error", "check_dialect"]
+           "find_example", "default_output", "parse_header", "input_limit_error", "check_dialect", "vocabulary"]

@@ -10,7 +10,7 @@ are layer L's MLP; those at depth 0 are functions of the input alone (the embedd
 from __future__ import annotations
 
 from .interpret import Interpretation
-from .program import ATTENTION_KINDS, Node, Selector
+from .program import ATTENTION_KINDS, ROLES, Node, Selector
 
 
 def depths(nodes: list[Node]) -> dict[int, int]:
@@ -139,7 +139,7 @@ def analyze_nodes(interp: Interpretation, roots: list[Node]) -> dict:
         else:
             layer, slot = depth[n.id], node_head.get(n.id)
         graph_nodes.append({
-            "id": n.id, "kind": n.kind, "name": interp.display_name(n), "names": interp.node_names.get(n.id, []),
+            "id": n.id, "kind": n.kind, "role": ROLES[n.kind], "name": interp.display_name(n), "names": interp.node_names.get(n.id, []),
             "label": n.label or n.describe(), "layer": layer, "head": slot,
             "span": n.span.to_json() if n.span else None,
             "source": n.span.source if n.span else None,

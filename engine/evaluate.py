@@ -14,7 +14,7 @@ import numpy as np
 
 from .analysis import analyze_nodes
 from .graph_runner import row_values, run_graph
-from .header import default_output
+from .header import default_output, parse_header
 from .inputs import Input, parse_inputs
 from .interpret import Interpretation, interpret, parse_program, warm
 from .lang.errors import RaspError, diagnostic
@@ -184,6 +184,7 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
     doc = {
         "inputs": [inp.tokens for inp in inputs],
         "output": output,
+        "title": parse_header(interp.source).get("title") or None,
         "results": results,
         "analysis": {"layers": analysis["layers"], "heads_per_layer": analysis["heads_per_layer"],
                      "heads": analysis["heads"], "mlps": analysis["mlps"], "graph": analysis["graph"]},

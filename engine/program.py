@@ -281,6 +281,10 @@ class SelectNot(Selector):
 ATTENTION_KINDS = ("aggregate", "selector_width")
 SELECTOR_KINDS = ("select", "select_and", "select_or", "select_not")
 INPUT_KINDS = ("tokens", "indices", "constant")
+ELEMENTWISE_KINDS = ("map", "sequencemap")
+# what each kind of node is, for readers of the analysis graph (the page's views): one source
+ROLES = {**{k: "selector" for k in SELECTOR_KINDS}, **{k: "attention" for k in ATTENTION_KINDS},
+         **{k: "input" for k in INPUT_KINDS}, **{k: "elementwise" for k in ELEMENTWISE_KINDS}}
 
 
 class Graph:

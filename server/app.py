@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
 
 from . import assets, errors
-from .api import compile, evaluate, examples, exercises, health, share, train
+from .api import compile, evaluate, examples, exercises, health, language, share, train
 from .api.deps import Services
 from .bodies import RequestBody
 from .cache import ResponseCache
@@ -156,7 +156,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     errors.install(app)
     install_storage_errors(app)
     api_routers = (evaluate.router, compile.router, examples.router, exercises.router, share.router, train.router,
-                   health.router)
+                   health.router, language.router)
     for router in api_routers:
         app.include_router(router, prefix=API_PREFIX)
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]

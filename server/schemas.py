@@ -73,6 +73,9 @@ class Result(BaseModel):
 class GraphNode(BaseModel):
     id: int
     kind: str
+    role: Literal["selector", "attention", "input", "elementwise"] = Field(
+        description="what the node is: a selector, an attention op that reads one in a head (aggregate, "
+                    "selector_width), an input or constant, or an elementwise op (an MLP's)")
     name: str
     names: list[str]
     label: str
@@ -128,6 +131,8 @@ class EvaluationDocument(BaseModel):
     output: Optional[str] = Field(description="the program's default output: the s-op named by its `# output:` "
                                               "header, else the last s-op it defines (null when it defines none); "
                                               "compile and train use it when no output is given")
+    title: Optional[str] = Field(None, description="the program's `# title:` header (null without one), as the "
+                                                   "engine's one header parser reads it")
     results: dict[str, Result]
     analysis: Analysis
     diagnostics: list[Diagnostic]
@@ -435,3 +440,24 @@ class Provenance(BaseModel):
 
 class ProvenanceDocument(BaseModel):
     provenance: Provenance
+
+
+class LanguageKinds(BaseModel):
+    selector: list[str] = Field(description="node kinds that are selectors (a head's attention pattern)")
+    attention: list[str] = Field(description="node kinds that read a selector in a head (aggregate, selector_width)")
+    input: list[str] = Field(description="node kinds of inputs and constants")
+    elementwise: list[str] = Field(description="node kinds computed position by position (an MLP)")
+
+
+class Language(BaseModel):
+    keywords: list[str] = Field(description="the grammar's words (grammar.lark)")
+    builtins: list[str] = Field(description="built-in functions")
+    inputs: list[str] = Field(description="built-in s-ops: tokens and its conversions, indices")
+    atoms: list[str] = Field(description="constant names (True, False)")
+    library: list[str] = Field(description="names the standard library (library.rasp) defines")
+    kinds: LanguageKinds = Field(description="the kinds of the evaluation document's graph nodes, by role")
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{
+        "keywords": ["and", "def", "select"], "builtins": ["aggregate", "selector_width"],
+        "inputs": ["indices", "tokens"], "atoms": ["False", "True"], "library": ["length", "shift"],
+        "kinds": {"selector": ["select"], "attention": ["aggregate"], "input": ["tokens"], "elementwise": ["map"]}}]})

@@ -37,6 +37,15 @@ def _lark() -> Lark:
                 parser="lalr", propagate_positions=True, maybe_placeholders=True)
 
 
+def keywords() -> list[str]:
+    """The grammar's words: its literal terminals that look like names (`def`, `for`, `select`, ...),
+    sorted. Read from grammar.lark itself, so that editors highlight exactly what the parser reserves."""
+    from lark.lexer import PatternStr
+
+    return sorted({t.pattern.value for t in _lark().terminals
+                   if isinstance(t.pattern, PatternStr) and re.fullmatch(r"[A-Za-z_]\w*", t.pattern.value)})
+
+
 def warm() -> None:
     """Build the parser now (it takes a fraction of a second, once per process)."""
     _lark()

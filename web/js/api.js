@@ -30,6 +30,7 @@ async function call(method, path, body) {
 export const evaluate = (source, inputs, trace) => call("POST", "/evaluate", { source, inputs, trace });
 export const examples = () => call("GET", "/examples");
 export const health = () => call("GET", "/health");
+export const language = () => call("GET", "/language");
 export const example = (id) => call("GET", `/examples/${encodeURIComponent(id)}`);
 export const share = (state) => call("POST", "/share", { state });
 export const train = (request) => call("POST", "/train", request);

@@ -4,7 +4,7 @@
 // agreement-vs-beta curve of the soft-attention study; the weights to download.
 
 import * as api from "./api.js";
-import { graphIndex, traced } from "./docmodel.js";
+import { graphIndex, isSelector, traced } from "./docmodel.js";
 import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
 import { loadPlotly, plotlyConfig } from "./plotly.js";
 import { followEdits, longestInput, vocabOf, vocabValue } from "./forms.js";
@@ -98,7 +98,7 @@ function programSelector(doc, head) {
   if (!doc || !doc.trace) return null;
   const { nodes } = graphIndex(doc);
   for (const n of nodes.values()) {
-    if (n.kind.startsWith("select") && (n.names.includes(head.selector) || n.name === head.selector || n.label === head.label)) {
+    if (isSelector(n) && (n.names.includes(head.selector) || n.name === head.selector || n.label === head.label)) {
       return traced(doc, n.id);
     }
   }

@@ -5,7 +5,7 @@
 // their measured text; elkjs (layout.js) places them and routes the edges. The drawing fits the panel's
 // width (scaled down, never clipped); the zoom buttons enlarge it, and the panel then scrolls.
 
-import { graphIndex, SELECTOR_KINDS, traced } from "./docmodel.js";
+import { graphIndex, isAttention, isSelector, traced } from "./docmodel.js";
 import { layoutDiagram } from "./layout.js";
 
 const NS = "http://www.w3.org/2000/svg";
@@ -44,14 +44,14 @@ function unitOfNodes(doc) {
   for (const id of [...ids].reverse()) {
     const n = nodes.get(id);
     if (n.kind === "tokens" || n.kind === "indices") unit.set(id, `in:${n.kind}`);
-    else if (n.kind === "map" || n.kind === "sequencemap") unit.set(id, `mlp:${n.layer}`);
-    else if ((n.kind === "aggregate" || n.kind === "selector_width") && n.head !== null) unit.set(id, `h:${n.layer}:${n.head}`);
-    else if (SELECTOR_KINDS.has(n.kind) && n.head !== null) unit.set(id, `h:${n.layer}:${n.head}`);
+    else if (n.role === "elementwise") unit.set(id, `mlp:${n.layer}`);
+    else if (isAttention(n) && n.head !== null) unit.set(id, `h:${n.layer}:${n.head}`);
+    else if (isSelector(n) && n.head !== null) unit.set(id, `h:${n.layer}:${n.head}`);
   }
   for (const id of ids) {  // selectors that are parts of combined selectors belong to their combination's head
     const n = nodes.get(id);
-    if (SELECTOR_KINDS.has(n.kind) && !unit.has(id)) {
-      const owner = (users.get(id) || []).find((u) => unit.has(u) && SELECTOR_KINDS.has(nodes.get(u).kind));
+    if (isSelector(n) && !unit.has(id)) {
+      const owner = (users.get(id) || []).find((u) => unit.has(u) && isSelector(nodes.get(u)));
       if (owner !== undefined) unit.set(id, unit.get(owner));
     }
   }

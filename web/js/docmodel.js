@@ -17,8 +17,9 @@ export function graphIndex(doc) {
   return doc._index;
 }
 
-export const SELECTOR_KINDS = new Set(["select", "select_and", "select_or", "select_not"]);
-export const ATTENTION_KINDS = new Set(["aggregate", "selector_width"]);
+// What a graph node is comes with it from the engine (its `role`): the page keeps no list of kinds.
+export const isSelector = (node) => Boolean(node) && node.role === "selector";
+export const isAttention = (node) => Boolean(node) && node.role === "attention";
 
 // "name" or "#id" -> node id
 export function resolve(doc, selection) {
@@ -33,8 +34,8 @@ export function selectorOf(doc, id) {
   const { nodes, inputs } = graphIndex(doc);
   const node = nodes.get(id);
   if (!node) return null;
-  if (SELECTOR_KINDS.has(node.kind)) return id;
-  if (ATTENTION_KINDS.has(node.kind)) return inputs.get(id).selector;
+  if (isSelector(node)) return id;
+  if (isAttention(node)) return inputs.get(id).selector;
   return null;
 }
 
@@ -51,7 +52,7 @@ export function displayName(doc, id) {
 // aggregates / selector_widths that read this selector
 export function usersOfSelector(doc, selectorId) {
   const { nodes, users } = graphIndex(doc);
-  return (users.get(selectorId) || []).map((id) => nodes.get(id)).filter((n) => ATTENTION_KINDS.has(n.kind));
+  return (users.get(selectorId) || []).map((id) => nodes.get(id)).filter(isAttention);
 }
 
 // The default thing to show: the selector of the last named aggregate, else the first named selector.
@@ -59,7 +60,7 @@ export function defaultSelection(doc) {
   const names = Object.keys(doc.results);
   for (const name of [...names].reverse()) {
     const id = resolve(doc, name);
-    if (id !== null && selectorOf(doc, id) !== null && ATTENTION_KINDS.has(graphIndex(doc).nodes.get(id).kind)) return name;
+    if (id !== null && selectorOf(doc, id) !== null && isAttention(graphIndex(doc).nodes.get(id))) return name;
   }
   for (const name of names) if (doc.results[name].kind === "selector") return name;
   const head = doc.analysis.heads.flat()[0];

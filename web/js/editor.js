@@ -1,16 +1,15 @@
 // The program editor: CodeMirror 6 with a RASP mode and the server's diagnostics as squiggles.
 // If the CodeMirror bundle cannot load, a plain textarea with the same interface takes its place.
 
-const KEYWORDS = ["def", "return", "for", "in", "if", "else", "and", "or", "not", "load", "draw", "select"];
-const BUILTINS = ["aggregate", "selector_width", "round", "indicator", "range", "zip", "len", "tokens", "indices",
-  "tokens_str", "tokens_int", "tokens_float", "tokens_bool", "tokens_asis"];
-const LIBRARY = ["length", "full_s", "has_focus", "count", "contains", "max", "min", "average", "load_from_location",
-  "shift", "mark_first_instance", "mark_last_instance", "select_from_first", "select_from_last", "sort",
-  "select_next_identical"];
-const ATOMS = ["True", "False"];
+import { language } from "./api.js";
 
-function raspMode() {
-  const kw = new Set(KEYWORDS), bi = new Set(BUILTINS), lib = new Set(LIBRARY), atoms = new Set(ATOMS);
+// The words to highlight come from the engine (GET /api/v1/language: the grammar's keywords, the
+// built-ins, the library's names): the page keeps no list of its own.
+const NO_WORDS = { keywords: [], builtins: [], inputs: [], atoms: [], library: [] };
+
+function raspMode(words) {
+  const kw = new Set(words.keywords), bi = new Set([...words.builtins, ...words.inputs]), lib = new Set(words.library);
+  const atoms = new Set(words.atoms);
   return {
     name: "rasp",
     token(stream) {
@@ -54,7 +53,9 @@ export function toCodeMirrorDiagnostics(doc, diagnostics) {
 }
 
 async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) {
-  const cm = await import("../vendor/codemirror.bundle.js");
+  // the vocabulary is asked for while the bundle loads; without it the editor still works, unhighlighted
+  const [cm, words] = await Promise.all([import("../vendor/codemirror.bundle.js"),
+    language().catch((e) => { console.warn("the language's vocabulary did not load", e); return NO_WORDS; })]);
   const { EditorView, EditorState, basicSetup, keymap, StreamLanguage, HighlightStyle, syntaxHighlighting, tags,
     lintGutter, setDiagnostics, indentWithTab, autocompletion, completeFromList, Decoration, StateEffect, StateField,
     RangeSetBuilder } = cm;
@@ -87,10 +88,12 @@ async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) 
     { tag: tags.special(tags.variableName), color: "#0072B2" },
     { tag: tags.operator, color: "#444" },
   ]);
-  const words = [...KEYWORDS, ...BUILTINS, ...LIBRARY, ...ATOMS].map((label) => ({
-    label, type: KEYWORDS.includes(label) ? "keyword" : LIBRARY.includes(label) ? "function" : "variable",
-  }));
-  const language = StreamLanguage.define(raspMode());
+  const completions = [
+    ...words.keywords.map((label) => ({ label, type: "keyword" })),
+    ...words.library.map((label) => ({ label, type: "function" })),
+    ...[...words.builtins, ...words.inputs, ...words.atoms].map((label) => ({ label, type: "variable" })),
+  ];
+  const rasp = StreamLanguage.define(raspMode(words));
   const view = new EditorView({
     parent,
     state: EditorState.create({
@@ -101,8 +104,8 @@ async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) 
           indentWithTab,
         ]),
         basicSetup,
-        language,
-        language.data.of({ autocomplete: completeFromList(words) }),
+        rasp,
+        rasp.data.of({ autocomplete: completeFromList(completions) }),
         autocompletion(),
         syntaxHighlighting(highlight),
         lintGutter(),

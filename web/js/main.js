@@ -3,7 +3,7 @@
 
 import * as api from "./api.js";
 import { renderDiagram } from "./diagram.js";
-import { ATTENTION_KINDS, defaultSelection, graphIndex, resolve, selectorOf } from "./docmodel.js";
+import { defaultSelection, graphIndex, isAttention, isSelector, resolve, selectorOf } from "./docmodel.js";
 import { createEditor, firstCodeLine } from "./editor.js";
 import { exportDiagram, exportHeatmap } from "./export.js";
 import { openGallery } from "./gallery.js";
@@ -179,7 +179,7 @@ function opensHeatmap(name) {
   const id = resolve(state.doc, name);
   if (id === null) return false;
   const node = graphIndex(state.doc).nodes.get(id);
-  return Boolean(node && (ATTENTION_KINDS.has(node.kind) || node.kind.startsWith("select")));
+  return isAttention(node) || isSelector(node);
 }
 
 function currentSelector() {
@@ -442,10 +442,9 @@ async function startTraining(ablate) {
 
 // ------------------------------------------------------------------ export names
 
-// The program's `# title:` header, else its first name, for file names and figure titles.
+// The program's `# title:` header (read by the engine), else its last name, for file names and figure titles.
 function programTitle() {
-  const m = state.source.match(/^#\s*title:\s*(.+?)\s*$/m);
-  if (m) return m[1];
+  if (state.doc && state.doc.title) return state.doc.title;
   const names = state.doc ? Object.keys(state.doc.results) : [];
   return names.length ? names[names.length - 1] : "program";
 }
