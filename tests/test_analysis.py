@@ -62,4 +62,4 @@ def test_evaluation_document_carries_layers():
     doc = engine.evaluate(find_example("reverse").source, ["abc"])
     assert doc["analysis"]["layers"] == 2 and doc["analysis"]["heads_per_layer"] == [1, 1]
     assert doc["results"]["reverse"]["layer"] == 2 and doc["results"]["opp_index"]["layer"] == 1
-    assert set(doc) == {"inputs", "output", "results", "analysis", "diagnostics"}
+    assert set(doc) == {"inputs", "output", "title", "results", "analysis", "diagnostics"}

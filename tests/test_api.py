@@ -24,7 +24,7 @@ def test_evaluate_returns_the_evaluation_document(api):
     r = api.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["hello", [1, 2, 3]]})
     assert r.status_code == 200 and r.headers["content-type"] == "application/json"
     doc = r.json()
-    assert set(doc) == {"inputs", "output", "results", "analysis", "diagnostics"}
+    assert set(doc) == {"inputs", "output", "title", "results", "analysis", "diagnostics"}
     assert doc["results"]["reverse"]["values"] == [list("olleh"), [3, 2, 1]]
     assert doc["results"]["flip"]["kind"] == "selector" and doc["results"]["flip"]["head"] == 0
     assert doc["analysis"]["layers"] == 2 and doc["analysis"]["heads_per_layer"] == [1, 1]

@@ -25,8 +25,6 @@ from .fused import Fused
 from .validate import Program
 from .value_sets import elementwise_leaves
 
-SELECTOR_KINDS = ("select", "select_and", "select_or", "select_not")
-
 
 def check_causal(program: Program, graph: ProgramGraph):
     """Raise a RaspError naming the first selector that may select a later key."""

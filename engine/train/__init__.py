@@ -13,8 +13,9 @@ _TORCH_NAMES = {
     "train": "run", "build_model": "run", "extract_attention": "run", "attention_maps": "run", "predict": "run",
     "example_overlay": "run", "supervision_pairs": "run",
     "train_model": "loop",
-    "TrainableTransformer": "model", "ModelConfig": "model", "load_model": "model", "save_model": "model",
-    "model_from_state": "model",
+    "TrainableTransformer": "torch_transformer", "ModelConfig": "torch_transformer", "load_model": "torch_transformer",
+    "save_model": "torch_transformer",
+    "model_from_state": "torch_transformer",
 }
 
 
