@@ -12,6 +12,7 @@ from ..program import Aggregate, Selector, SelectorWidth, SOp
 from .atoms import ATOM_TYPES
 from .scope import Builtin, Function
 
+
 def _arity(name: str, args: list, low: int, high: int, span: Span):
     if not low <= len(args) <= high:
         want = str(low) if low == high else f"{low} to {high}"

@@ -7,6 +7,7 @@ from typing import Any
 from ..lang.errors import Span
 from ..program import Graph
 
+
 @dataclass
 class Definition:
     """A top-level name of the program (or an expression statement) and what it holds."""
@@ -38,6 +39,7 @@ class Interpretation:
         if names:
             return names[0]
         return self.local_names.get(node.id) or node.label or node.describe()
+
 
 class DefinitionList(list):
     """The program's definitions in order, with the set of their names (a name defined again is found

@@ -64,9 +64,11 @@ class Env:
             env = env.parent
         return out
 
+
 def closest(name: str, candidates) -> str | None:
     found = difflib.get_close_matches(name, sorted(candidates), n=1, cutoff=0.75)
     return found[0] if found else None
+
 
 def defined_names(stmt: ast.Stmt) -> list[str]:
     if isinstance(stmt, ast.Assign):
