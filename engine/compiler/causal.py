@@ -17,13 +17,11 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import elementwise
 from ..lang.errors import RaspError
 from ..program import Node
 from .extract import ProgramGraph
-from .fused import Fused
+from .position_tables import known, may_select
 from .validate import Program
-from .value_sets import elementwise_leaves
 
 
 def check_causal(program: Program, graph: ProgramGraph):
@@ -35,10 +33,10 @@ def check_causal(program: Program, graph: ProgramGraph):
         if node.kind not in ("aggregate", "selector_width"):
             continue
         sel = node.selector
-        may = _may_select(sel, N, memo)
+        may = may_select(sel, N, memo)
         if (may & later).any():
             q, k = (int(x[0]) for x in np.nonzero(may & later))
-            what = "may select" if not _known(sel, N, memo)[0][q, k] else "selects"
+            what = "may select" if not known(sel, N, memo)[0][q, k] else "selects"
             raise RaspError(f"causal mode: the selector of '{program.name(node)}' "
                             f"({_describe(program, sel)}) {what} a later position (query {q}, key {k}): "
                             f"a causal model needs every selector to look only at the query's position and "
@@ -58,59 +56,3 @@ def _describe(program: Program, sel: Node) -> str:
             text = text[:77] + "..."
         return text
     return program.name(sel)
-
-
-def known_table(sel: Node, N: int) -> np.ndarray | None:
-    """The selector's truth at every (query, key) position pair when it is a function of positions
-    alone (every atom compares functions of indices), else None."""
-    true, false = _known(sel, N, {})
-    return true if bool(np.all(true | false)) else None
-
-
-def _may_select(sel: Node, N: int, memo: dict) -> np.ndarray:
-    true, false = _known(sel, N, memo)
-    return ~false
-
-
-def _known(sel: Node, N: int, memo: dict) -> tuple[np.ndarray, np.ndarray]:
-    """(known true, known false) over [query position, key position]."""
-    if sel.id in memo:
-        return memo[sel.id]
-    k = sel.kind
-    if k == "select":
-        table = _atom_table(sel, N)
-        if table is None:
-            out = (np.zeros((N, N), bool), np.zeros((N, N), bool))
-        else:
-            out = (table, ~table)
-    elif k == "select_not":
-        t, f = _known(sel.inner, N, memo)
-        out = (f, t)
-    else:
-        (t1, f1), (t2, f2) = _known(sel.left, N, memo), _known(sel.right, N, memo)
-        out = (t1 & t2, f1 | f2) if k == "select_and" else (t1 | t2, f1 & f2)
-    memo[sel.id] = out
-    return out
-
-
-def _atom_table(sel: Node, N: int) -> np.ndarray | None:
-    """[q, k] = keys(k) op queries(q) when keys and queries are functions of indices alone, else None."""
-    positions = np.arange(N, dtype=np.int64)
-    sides = []
-    for side in (sel.keys, sel.queries):
-        leaves = elementwise_leaves(side)
-        if any(n.kind != "indices" for n in leaves):
-            return None
-        env = {n.id: positions for n in leaves}
-        try:
-            values, bad = Fused(env, N).value(side)
-        except (RaspError, KeyError):
-            return None
-        if np.asarray(bad).any():
-            return None
-        sides.append(np.broadcast_to(np.asarray(values), (N,)))
-    keys, queries = sides
-    try:
-        return np.asarray(elementwise.compare(sel.predicate, keys[None, :], queries[:, None]), dtype=bool)
-    except RaspError:
-        return None

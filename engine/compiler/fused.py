@@ -406,3 +406,18 @@ def _mixed_lookup(table: np.ndarray, values: np.ndarray, out: np.ndarray) -> np.
             found = np.where((found < 0) & (j >= 0), tpos[np.clip(j, 0, None)], found)
         flat[pos] = found
     return flat.reshape(out.shape)
+
+
+def elementwise_leaves(node: Node) -> list[Node]:
+    """The non-constant inputs an elementwise expression is computed from."""
+    found, seen, stack = {}, set(), [node]
+    while stack:
+        n = stack.pop()
+        if n.id in seen:
+            continue
+        seen.add(n.id)
+        if n.kind in ("map", "sequencemap"):
+            stack.extend(n.inputs)
+        elif n.kind != "constant":
+            found[n.id] = n
+    return [found[k] for k in sorted(found)]

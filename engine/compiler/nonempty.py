@@ -28,7 +28,7 @@ import numpy as np
 from .. import elementwise
 from ..lang.errors import RaspError
 from ..program import Full, Node
-from .fused import Fused
+from .fused import Fused, elementwise_leaves
 
 
 class NonEmpty:
@@ -143,7 +143,7 @@ class NonEmpty:
         if key in self.memo:
             return self.memo[key]
         out = None
-        leaves = _leaves(node)
+        leaves = elementwise_leaves(node)
         if all(n.kind == "indices" or n.id in self.vs.lengths for n in leaves):
             out = []
             for n in range(1, self.N + 1):
@@ -199,7 +199,7 @@ class NonEmpty:
             except RaspError:
                 out = None
         elif node.kind in ("map", "sequencemap"):
-            leaves = _leaves(node)
+            leaves = elementwise_leaves(node)
             if len(leaves) == 1:
                 inner = self.present(leaves[0])
                 if inner is not None:
@@ -214,8 +214,3 @@ class NonEmpty:
 
 def _numbers(v: np.ndarray) -> bool:
     return np.asarray(v).dtype.kind in "bif"
-
-
-def _leaves(node: Node) -> list[Node]:
-    from .value_sets import elementwise_leaves
-    return elementwise_leaves(node)

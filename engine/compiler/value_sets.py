@@ -18,10 +18,11 @@ from .. import elementwise
 from ..lang.errors import RaspError
 from ..program import Full, Node
 from .extract import ProgramGraph
-from .fused import (Constraint, DomainTooLarge, Fused, fused_kind, joint_domain, near_duplicates, union_values,
-                    unique_rows, unique_values)
+from .fused import (Constraint, DomainTooLarge, Fused, elementwise_leaves, fused_kind, joint_domain, near_duplicates,
+                    union_values, unique_rows, unique_values)
 from .nonempty import NonEmpty
 from .plan import Block
+from .position_tables import known_table
 from .validate import Program
 
 REFLEXIVE = {"==": True, "<=": True, ">=": True, "!=": False, "<": False, ">": False}
@@ -148,21 +149,6 @@ def _root_reason(program: Program, vs: ValueSets, missing: Node, node: Node) -> 
     where = f" (line {span.line})" if span is not None and span.source == "<program>" else ""
     return (f"it is computed from '{program.name(root)}'{where}, whose possible values are too many to list: "
             f"{vs.why_none.get(root.id, 'too many combinations')}")
-
-
-def elementwise_leaves(node: Node) -> list[Node]:
-    """The non-constant inputs an elementwise expression is computed from."""
-    found, seen, stack = {}, set(), [node]
-    while stack:
-        n = stack.pop()
-        if n.id in seen:
-            continue
-        seen.add(n.id)
-        if n.kind in ("map", "sequencemap"):
-            stack.extend(n.inputs)
-        elif n.kind != "constant":
-            found[n.id] = n
-    return [found[k] for k in sorted(found)]
 
 
 def _width_range(sel: Node, vs: ValueSets, N: int) -> tuple[int, int]:
@@ -348,7 +334,6 @@ def _positional_means(node: Node, N: int) -> np.ndarray | None:
     alone (`aggregate(select(indices, indices, <=), indices)` takes only q/2, not every mean of 0..N-1):
     for each length n and query q, the mean over the keys k < n the selector picks. Non-empty rows
     only (the caller adds the default). None unless the selector is known at every (q, k)."""
-    from .causal import known_table
     table = known_table(node.selector, N)
     if table is None:
         return None

@@ -6,9 +6,9 @@ import math
 import operator
 
 from ..lang import ast
-from ..lang.errors import RaspError, Span, a_type, type_name
+from ..lang.errors import RaspError, Span
 from ..limits import Limits
-from ..program import Aggregate, Full, IndicesInput, Map, SelectorWidth, SequenceMap
+from ..program import Aggregate, Full, IndicesInput, Map, Selector, SelectorWidth, SequenceMap, SOp
 from .scope import Builtin, Function
 
 ATOM_TYPES = (bool, int, float, str)
@@ -117,3 +117,34 @@ _OP_WORDS = {"+": "'+'", "-": "'-'", "*": "'*'", "/": "'/'", "%": "'%'", "^": "'
 
 def op_word(op: str) -> str:
     return _OP_WORDS.get(op, f"'{op}'")
+
+
+def type_name(value) -> str:
+    """The RASP name of a Python-level value's type, for messages."""
+    if isinstance(value, SOp):
+        return "s-op"
+    if isinstance(value, Selector):
+        return "selector"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, int):
+        return "int"
+    if isinstance(value, float):
+        return "float"
+    if isinstance(value, str):
+        return "str"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "dict"
+    if isinstance(value, tuple):
+        return f"{len(value)} values"
+    if callable(value):
+        return "function"
+    return type(value).__name__
+
+
+def a_type(value) -> str:
+    """The type name of `value` with its article: 'an s-op', 'a str'."""
+    name = type_name(value)
+    return ("an " if name[0] in "aeiou" or name.startswith("s-op") else "a ") + name

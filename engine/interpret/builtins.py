@@ -7,9 +7,9 @@ from __future__ import annotations
 from typing import Callable
 
 from .. import elementwise
-from ..lang.errors import RaspError, Span, a_type
+from ..lang.errors import RaspError, Span
 from ..program import Aggregate, Selector, SelectorWidth, SOp
-from .atoms import ATOM_TYPES
+from .atoms import ATOM_TYPES, a_type
 from .scope import Builtin, Function
 
 

@@ -3,9 +3,9 @@ node (operators, if/else, select, indexing, `in`, list and dict literals)."""
 from __future__ import annotations
 
 from ..lang import ast
-from ..lang.errors import RaspError, Span, a_type, diagnostic
+from ..lang.errors import RaspError, Span, diagnostic
 from ..program import Aggregate, Full, IndicesInput, Select, SelectAnd, SelectNot, SelectOr, Selector, SOp
-from .atoms import ATOM_TYPES, atom_binop, atom_index, check_atom_like, static_type
+from .atoms import ATOM_TYPES, a_type, atom_binop, atom_index, check_atom_like, static_type
 from .scope import Env
 
 

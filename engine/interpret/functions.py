@@ -5,8 +5,9 @@ from __future__ import annotations
 from ..graph_runner import row_values, run_graph
 from ..inputs import parse_input
 from ..lang import ast
-from ..lang.errors import RaspError, a_type
+from ..lang.errors import RaspError
 from ..program import Selector, SOp
+from .atoms import a_type
 from .scope import Builtin, Env, Function
 
 

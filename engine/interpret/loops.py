@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from ..lang import ast
-from ..lang.errors import RaspError, Span, a_type, type_name
+from ..lang.errors import RaspError, Span
 from ..program import SOp
-from .atoms import ATOM_TYPES
+from .atoms import ATOM_TYPES, a_type, type_name
 from .scope import Env
 
 

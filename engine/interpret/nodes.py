@@ -3,9 +3,9 @@ library), atoms as constant s-ops, and elementwise operations."""
 from __future__ import annotations
 
 from .. import elementwise
-from ..lang.errors import RaspError, Span, a_type
+from ..lang.errors import RaspError, Span
 from ..program import Full, Map, Selector, SequenceMap, SOp
-from .atoms import ATOM_TYPES, check_atom_like, op_word
+from .atoms import ATOM_TYPES, a_type, check_atom_like, op_word
 
 
 class NodesMixin:

@@ -123,39 +123,6 @@ def expected_phrase(expected: list[str]) -> str:
     return "expected one of " + ", ".join(items)
 
 
-def type_name(value) -> str:
-    """The RASP name of a Python-level value's type, for messages."""
-    from ..program import SOp, Selector  # local import: program imports this module
-
-    if isinstance(value, SOp):
-        return "s-op"
-    if isinstance(value, Selector):
-        return "selector"
-    if isinstance(value, bool):
-        return "bool"
-    if isinstance(value, int):
-        return "int"
-    if isinstance(value, float):
-        return "float"
-    if isinstance(value, str):
-        return "str"
-    if isinstance(value, list):
-        return "list"
-    if isinstance(value, dict):
-        return "dict"
-    if isinstance(value, tuple):
-        return f"{len(value)} values"
-    if callable(value):
-        return "function"
-    return type(value).__name__
-
-
-def a_type(value) -> str:
-    """The type name of `value` with its article: 'an s-op', 'a str'."""
-    name = type_name(value)
-    return ("an " if name[0] in "aeiou" or name.startswith("s-op") else "a ") + name
-
-
 def positions_phrase(positions) -> str:
     pos = [int(p) for p in positions]
     shown = ", ".join(str(p) for p in pos[:8])

@@ -20,7 +20,7 @@ from ...dialect import Dialect, SelectorShape, span_of
 from ...lang.errors import RaspError
 from ...program import Full, Node, freeze
 from ..fused import Fused
-from ..value_sets import elementwise_leaves
+from ..fused import elementwise_leaves
 from . import runner as R
 
 MAX_COMBOS = 4096        # hidden units of one table MLP / values of one joint block
