@@ -247,13 +247,19 @@ def supervise(argv: list[str], queues: list[str]) -> int:
     signal.signal(signal.SIGTERM, forward)
     signal.signal(signal.SIGINT, forward)
     code = 0
-    while all(child.poll() is None for child in children):
+    while True:
         try:
-            os.wait()   # any child
+            pid, status = os.wait()   # any child: the first to end ends the worker
         except ChildProcessError:
             break
         except InterruptedError:
             continue
+        if any(child.pid == pid for child in children):
+            code = os.waitstatus_to_exitcode(status)
+            for child in children:
+                if child.pid == pid:
+                    child.returncode = code
+            break
     for child in children:
         if child.poll() is None:
             child.terminate()

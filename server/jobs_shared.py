@@ -269,6 +269,13 @@ def public(job_id: str, job: dict) -> dict:
             "warm": job.get("warm") == "1"}
 
 
+def unavailable(e: Exception):
+    from .errors import ApiError
+
+    return ApiError(503, "unavailable", f"the job queue is unreachable ({type(e).__name__}); try again in a moment",
+                    headers={"Retry-After": "10"})
+
+
 class SharedJobs:
     """Training jobs for the routes (the interface of jobs.JobManager's async methods), kept on the job
     board and run by `rasplay worker` through Celery."""
@@ -290,30 +297,38 @@ class SharedJobs:
         return await asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args, **kw))
 
     async def submit_job(self, spec: dict, client: str) -> dict:
-        job_id = await self.board.submit(spec, client, self.per_client, self.max_queued)
         try:
-            await self._call(self.celery.send_task, TRAIN_TASK, args=[job_id], task_id=job_id, queue=TRAIN_QUEUE)
-        except Exception as e:   # the broker refused the task: the job never starts
-            await self.board.finish(job_id, "failed", error=f"the job queue is unavailable ({type(e).__name__})")
-            raise
-        self._counts = await self.board.counts()
-        return public(job_id, await self.board.read(job_id))
+            job_id = await self.board.submit(spec, client, self.per_client, self.max_queued)
+            try:
+                await self._call(self.celery.send_task, TRAIN_TASK, args=[job_id], task_id=job_id, queue=TRAIN_QUEUE)
+            except Exception as e:   # the broker refused the task: the job never starts
+                await self.board.finish(job_id, "failed", error=f"the job queue is unavailable ({type(e).__name__})")
+                raise unavailable(e) from None
+            self._counts = await self.board.counts()
+            return public(job_id, await self.board.read(job_id))
+        except self.board.errors as e:
+            raise unavailable(e) from None
 
     async def status(self, job_id: str) -> dict | None:
-        await self.board.touch(job_id)
-        job = await self.board.refresh(job_id)
+        try:
+            await self.board.touch(job_id)
+            job = await self.board.refresh(job_id)
+        except self.board.errors as e:
+            raise unavailable(e) from None
         return public(job_id, job) if job is not None else None
 
     async def cancel_job(self, job_id: str) -> dict | None:
-        job = await self.board.read(job_id)
-        if job is None:
-            return None
-        if job["status"] not in FINISHED:
-            if await self.board.cancel(job_id):
+        try:
+            job = await self.board.read(job_id)
+            if job is None:
+                return None
+            if job["status"] not in FINISHED and await self.board.cancel(job_id):
                 try:   # the queued task: its worker would drop it anyway (the job has ended)
                     await self._call(self.celery.control.revoke, job_id)
                 except Exception:
                     pass
+        except self.board.errors as e:
+            raise unavailable(e) from None
         return await self.status(job_id)
 
     async def follow_job(self, job_id: str, start: int):
@@ -321,7 +336,11 @@ class SharedJobs:
             yield item
 
     async def final(self, job_id: str) -> dict:
-        job = await self.board.read(job_id) or {"status": "failed", "error": "the job is no longer kept"}
+        try:
+            job = await self.board.read(job_id)
+        except self.board.errors:
+            job = None
+        job = job or {"status": "failed", "error": "the job is no longer kept"}
         return {"status": job["status"], "error": job.get("error"), "events": int(job.get("events") or 0)}
 
     def stats(self) -> dict:

@@ -20,7 +20,9 @@ from .evaluate import check_source, run_in_pool
 
 router = APIRouter(tags=["train"])
 JOB_ID = JOB_ID_PATTERN
-NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ERROR_RESPONSES[422]}
+NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ERROR_RESPONSES[422],
+             503: ERROR_RESPONSES[422] | {"description": "The job queue is unreachable (replicas with --broker; "
+                                                         "Retry-After)"}}
 
 
 def _found(job: dict | None, job_id: str) -> dict:
@@ -43,7 +45,8 @@ def torch_available() -> bool:
 @router.post("/train", response_model=TrainJob, status_code=202, summary="Start a training job",
              responses={**ERROR_RESPONSES, 429: ERROR_RESPONSES[422] | {"description": "The job queue is full"},
                         501: ERROR_RESPONSES[422] | {"description": "PyTorch is not installed on the server"},
-                        503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}})
+                        503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy, or the job "
+                                                                    "queue is unreachable (Retry-After)"}})
 async def start(req: TrainRequest, request: Request, svc: Services = Depends(services)):
     """Trains an encoder-only transformer on the task of the program's output s-op (layers and heads
     default to the program's analysis) in a worker process at low priority. Jobs run one per two
