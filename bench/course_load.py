@@ -52,6 +52,12 @@ class Figures:
         self.latency = {"evaluate": [], "check": [], "page": []}
         self.errors = {"evaluate": 0, "check": 0, "page": 0}
         self.trainings: list[dict] = []
+        self.failures: list[str] = []   # the first few answers that were not 200
+
+    def failed(self, kind: str, what: str) -> None:
+        self.errors[kind] += 1
+        if len(self.failures) < 5:
+            self.failures.append(f"{kind}: {what}")
 
 
 def client_for(address: str) -> httpx.AsyncClient:
@@ -61,17 +67,18 @@ def client_for(address: str) -> httpx.AsyncClient:
 async def student(urls: list[str], address: str, stop_at: float, rng: random.Random, exercise: dict, figures: Figures):
     async with client_for(address) as c:
         start = time.perf_counter()
-        ok = True
         try:
             page = await c.get(rng.choice(urls) + "/")
-            ok = page.status_code == 200
+            bad = [f"/ {page.status_code}"] if page.status_code != 200 else []
             for asset in re.findall(r'(?:src|href)="(/[^"#]+)"', page.text):
                 r = await c.get(rng.choice(urls) + asset)
-                ok = ok and r.status_code == 200
-        except httpx.HTTPError:
-            ok = False
+                if r.status_code != 200:
+                    bad.append(f"{asset} {r.status_code} {r.text[:100]}")
+        except httpx.HTTPError as e:
+            bad = [repr(e)]
         figures.latency["page"].append(time.perf_counter() - start)
-        figures.errors["page"] += not ok
+        if bad:
+            figures.failed("page", "; ".join(bad))
         while time.monotonic() < stop_at:
             kind = "check" if rng.random() < 0.1 else "evaluate"
             if kind == "check":
@@ -82,9 +89,10 @@ async def student(urls: list[str], address: str, stop_at: float, rng: random.Ran
             start = time.perf_counter()
             try:
                 r = await c.post(rng.choice(urls) + path, json=body)
-                figures.errors[kind] += r.status_code != 200
-            except httpx.HTTPError:
-                figures.errors[kind] += 1
+                if r.status_code != 200:
+                    figures.failed(kind, f"{r.status_code} {r.text[:100]}")
+            except httpx.HTTPError as e:
+                figures.failed(kind, repr(e))
             figures.latency[kind].append(time.perf_counter() - start)
             await asyncio.sleep(rng.uniform(0.5, 2.0))   # a student reads the answer before the next edit
 
@@ -149,6 +157,8 @@ def report(name: str, figures: Figures, wall: float) -> None:
           f"the last ended after {last:.1f} s (whole run {wall:.1f} s)")
     for r in refused[:3]:
         print("   refused:", r)
+    for f in figures.failures:
+        print("   not 200:", f)
 
 
 def run(name: str, urls: list[str], args) -> None:

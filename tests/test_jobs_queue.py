@@ -236,3 +236,13 @@ def test_without_a_broker_nothing_of_the_queue_is_imported(tmp_path):
             "print(sorted(m for m in ('celery', 'kombu', 'redis') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
+
+
+def test_the_worker_needs_a_broker_and_known_queues():
+    env = {k: v for k, v in os.environ.items() if k != "RASPLAY_BROKER"}
+    run = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "worker"], cwd=ROOT, capture_output=True,
+                         text=True, timeout=120, env=env)
+    assert run.returncode == 1 and "--broker redis://" in run.stderr
+    run = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "worker", "--broker", "redis://127.0.0.1:1/0",
+                          "--queues", "train,cook"], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
+    assert run.returncode == 1 and "--queues takes train, heavy or both" in run.stderr
