@@ -29,12 +29,11 @@ import time
 
 import orjson
 
-from .jobs_shared import HEAVY_QUEUE, HEAVY_TASK, TRAIN_QUEUE, TRAIN_TASK
+from .jobs_shared import HEAVY_QUEUE, HEAVY_TASK, TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
 
 log = logging.getLogger("rasplay.worker")
 RESULT_PREFIX = "celery-task-meta-"   # Celery's key of a task's result in its Redis result backend
 QUEUES = {"train": TRAIN_QUEUE, "heavy": HEAVY_QUEUE}
-WORKER_KEY = "rasplay:worker:"
 
 
 def make_app(url: str, results: bool = True):

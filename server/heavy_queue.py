@@ -13,7 +13,7 @@ import base64
 import json
 import time
 
-from .celery_app import RESULT_PREFIX, WORKER_KEY, make_app
+from .celery_app import RESULT_PREFIX, make_app
 from .errors import ApiError
 from .jobs_shared import HEAVY_QUEUE, HEAVY_TASK
 from .workers import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
@@ -135,13 +135,6 @@ class RemotePool:
         if error == "too_large":
             raise ReplyTooLarge(result["size"])
         raise WorkerFailed(result.get("message") or "the worker failed")
-
-    async def workers(self) -> int:
-        """Live heavy-queue workers (their heartbeats in Redis)."""
-        try:
-            return len([k async for k in self.redis.scan_iter(match=WORKER_KEY + "heavy:*", count=100)])
-        except self.errors:
-            return 0
 
     def alive(self) -> int:
         return 0

@@ -43,6 +43,7 @@ TRAIN_QUEUE = "rasplay-train"
 HEAVY_QUEUE = "rasplay-heavy"
 TRAIN_TASK = "rasplay.train"
 HEAVY_TASK = "rasplay.heavy"
+WORKER_KEY = "rasplay:worker:"   # + QUEUE:NAME, renewed every second by each live worker
 LOST = ("the worker training this job stopped (its process or machine ended) before the job finished; "
         "start the training again")
 
@@ -204,11 +205,20 @@ class JobBoard:
                     yield int(seq) - 1, json.loads(fields[b"ev"])
 
     async def counts(self) -> dict:
+        """Jobs running and queued across the course, and the live workers of each queue (their
+        heartbeats: celery_app.Runtime.beat) with their warm spare processes."""
         async with self.redis.pipeline(transaction=False) as pipe:
             pipe.scard(RUNNING)
             pipe.scard(QUEUED)
             running, queued = await pipe.execute()
-        return {"running": running, "queued": queued}
+        workers, warm = {"train": 0, "heavy": 0}, 0
+        keys = [key async for key in self.redis.scan_iter(match=WORKER_KEY + "*", count=1000)]
+        for key, value in zip(keys, await self.redis.mget(keys) if keys else []):
+            queue = _text(key)[len(WORKER_KEY):].split(":", 1)[0]
+            if queue in workers and value is not None:
+                workers[queue] += 1
+                warm += json.loads(value).get("warm", 0)
+        return {"running": running, "queued": queued, "workers": workers, "warm": warm}
 
     # ---------------------------------------------------------------- workers
 
@@ -291,7 +301,9 @@ class SharedJobs:
         self.orphan_after = orphan_after
         self.board = JobBoard(url, orphan_after)
         self.celery = make_app(url, results=False)
-        self._counts = {"running": 0, "queued": 0}
+        self._counts = {"running": 0, "queued": 0, "workers": {"train": 0, "heavy": 0}, "warm": 0}
+        self._counting: asyncio.Task | None = None
+        self._counted = 0.0
 
     async def _call(self, fn, *args, **kw):
         return await asyncio.get_running_loop().run_in_executor(None, lambda: fn(*args, **kw))
@@ -304,7 +316,6 @@ class SharedJobs:
             except Exception as e:   # the broker refused the task: the job never starts
                 await self.board.finish(job_id, "failed", error=f"the job queue is unavailable ({type(e).__name__})")
                 raise unavailable(e) from None
-            self._counts = await self.board.counts()
             return public(job_id, await self.board.read(job_id))
         except self.board.errors as e:
             raise unavailable(e) from None
@@ -343,7 +354,17 @@ class SharedJobs:
         job = job or {"status": "failed", "error": "the job is no longer kept"}
         return {"status": job["status"], "error": job.get("error"), "events": int(job.get("events") or 0)}
 
+    async def _count(self) -> None:
+        try:
+            self._counts = await self.board.counts()
+        except self.board.errors:
+            pass
+
     def stats(self) -> dict:
+        """The figures of the last count (at most a second old: a new count starts when they are older)."""
+        if time.monotonic() - self._counted > 1 and (self._counting is None or self._counting.done()):
+            self._counted = time.monotonic()
+            self._counting = asyncio.get_running_loop().create_task(self._count())
         return {**self._counts, "queue": "celery", "max_queued": self.max_queued, "per_client": self.per_client,
                 "time_limit": self.time_limit, "memory_limit": self.memory_bytes}
 

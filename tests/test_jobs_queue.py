@@ -153,6 +153,10 @@ def test_compiler_work_runs_in_the_worker(course):
         health = c.get("/api/v1/health").json()
         assert health["pools"]["heavy"]["queue"] == "celery" and health["pools"]["heavy"]["results"]["ok"] >= 3
         assert course["url"] not in json.dumps(health)   # the broker's URL is never shown
+        # /health counts the live workers of each queue across the course (from their heartbeats)
+        training = wait_for("the workers counted", lambda: (lambda t: t["workers"] == {"train": 1, "heavy": 1} and t)(
+            c.get("/api/v1/health").json()["training"]))
+        assert training["queue"] == "celery" and training["available"] is True
     assert course["worker"].redis.keys("celery-task-meta-*") == []   # results are removed once read
 
 
@@ -192,7 +196,12 @@ def test_cancel_on_another_replica_and_the_share_of_a_client_across_replicas(cou
     assert third.status_code == 429 and "per client" in third.json()["error"]["message"], third.text
     other = start(a, LONG, address="127.0.0.2")   # another address still has its share
     assert other.status_code == 202, other.text
-    for job in (queued.json()["id"], other.json()["id"]):
+    # --train-queue 4 across the replicas: two more wait (from a third address), the next is refused
+    more = [start(server, LONG, address="127.0.0.3") for server in (a, b)]
+    assert [r.status_code for r in more] == [202, 202], [r.text for r in more]
+    full = start(b, LONG, address="127.0.0.4")
+    assert full.status_code == 429 and "already waiting" in full.json()["error"]["message"], full.text
+    for job in (queued.json()["id"], other.json()["id"], *(r.json()["id"] for r in more)):
         cancelled = httpx.delete(f"{a.url}/api/v1/train/{job}", timeout=30)
         assert cancelled.status_code == 200 and cancelled.json()["status"] == "cancelled"   # queued: at once
     r = httpx.delete(f"{b.url}/api/v1/train/{running}", timeout=30)   # asked of the replica that did not start it
