@@ -9,8 +9,8 @@ Keys (one Redis, not a cluster; `P` = "rasplay:job"):
   warm, cancel.
 * `P:{id}:events`: a stream. Progress event i has the id `0-{i+1}` (so `Last-Event-ID: i` resumes with
   XREAD from `0-{i+1}` on any replica); the job's end is one more entry `{"end": status}` with an
-  automatic (time) id, after every event: an event the worker tries to add after the end is refused by
-  Redis (the ids must grow), so nothing follows the end.
+  automatic (time) id, after every event; events are added only while the job runs (checked in the
+  same script), so nothing follows the end.
 * `P:{id}:lease`: set by the worker running the job, with a short expiry it renews every second. A
   running job whose lease has expired lost its worker (killed, its machine gone): the first replica that
   looks ends it `failed` with the reason.
@@ -93,6 +93,20 @@ return 1
 """
 
 
+# KEYS: job, events; ARGV: the first event's index, then the events (JSON). 0 when the job has ended (its end
+# is the last entry of its stream: nothing is added after it, and the count stays the events before it).
+_ADD_EVENTS = """
+local s = redis.call('HGET', KEYS[1], 'status')
+if s ~= 'running' then return 0 end
+local first = tonumber(ARGV[1])
+for i = 2, #ARGV do
+  redis.call('XADD', KEYS[2], '0-' .. (first + i - 1), 'ev', ARGV[i])
+end
+redis.call('HSET', KEYS[1], 'events', first + #ARGV - 1)
+return 1
+"""
+
+
 def _text(value) -> str | None:
     return value.decode() if isinstance(value, bytes) else value
 
@@ -112,6 +126,7 @@ class JobBoard:
         self._submit = self.redis.register_script(_SUBMIT)
         self._start = self.redis.register_script(_START)
         self._finish = self.redis.register_script(_FINISH)
+        self._add_events = self.redis.register_script(_ADD_EVENTS)
 
     @staticmethod
     def keys(job_id: str) -> dict:
@@ -235,18 +250,9 @@ class JobBoard:
     async def add_events(self, job_id: str, events: list, first: int) -> bool:
         """Append events `first`, `first + 1`, ... to the job's stream; False when the job has ended
         meanwhile (its end is in the stream: later ids are refused)."""
-        from redis import ResponseError
-
         k = self.keys(job_id)
-        try:
-            async with self.redis.pipeline(transaction=True) as pipe:
-                for i, event in enumerate(events, start=first):
-                    pipe.xadd(k["events"], {"ev": json.dumps(event)}, id=f"0-{i + 1}")
-                pipe.hset(k["job"], "events", first + len(events))
-                await pipe.execute()
-        except ResponseError:
-            return False
-        return True
+        return bool(await self._add_events(keys=[k["job"], k["events"]],
+                                           args=[first, *(json.dumps(e) for e in events)]))
 
     async def renew(self, job_id: str, warm: bool | None = None) -> tuple[str | None, bool, bool]:
         """The worker is alive: renew the job's lease. Returns (status, cancel asked, still wanted)."""
