@@ -253,3 +253,24 @@ def test_the_worker_needs_a_broker_and_known_queues():
     run = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "worker", "--broker", "redis://127.0.0.1:1/0",
                           "--queues", "train,cook"], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert run.returncode == 1 and "--queues takes train, heavy or both" in run.stderr
+
+
+@pytest.mark.browser
+def test_the_page_says_when_the_worker_training_its_job_died(course, guarded):
+    from test_browser import open_app
+
+    worker = course["worker"]
+    page = guarded.page()
+    open_app(page, course["a"].url)
+    page.click("#tab-train")
+    page.fill("#train-steps", "100000")
+    page.fill("#train-max-len", "5")
+    page.click("#train-start")
+    page.wait_for_selector(".run-line[data-status='training']", timeout=SECONDS * 1000)
+    try:
+        worker.train_process().send_signal(signal.SIGKILL)
+        line = page.wait_for_selector(".run-line[data-status='failed']", timeout=SECONDS * 1000)
+        assert "the worker training this job stopped" in line.text_content()
+    finally:
+        worker.stop()
+        worker.start()
