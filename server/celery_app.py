@@ -133,7 +133,7 @@ class Runtime:
         if job is None:
             return   # cancelled while queued, or ended already
         local = self.jobs.submit(orjson.loads(job["spec"]), "")
-        sent, renewed, stopping = 0, 0.0, False
+        sent, renewed, stopping, stop_sent = 0, 0.0, False, False
         while True:
             try:
                 if sent < len(local.events):
@@ -151,8 +151,8 @@ class Runtime:
             except self.board.errors as e:   # Redis is away: the job goes on; its lease may lapse meanwhile
                 log.warning("job %s: the job board is unreachable (%s)", job_id, e)
                 await asyncio.sleep(1)
-            if stopping and local.status == "running" and not getattr(local, "stop_asked", False):
-                local.stop_asked = True
+            if stopping and local.status == "running" and not stop_sent:
+                stop_sent = True          # the runner's should_stop() says so; killed if it does not stop in 1 s
                 self.jobs.cancel(local)
             waiter = local.changed
             try:
@@ -162,7 +162,13 @@ class Runtime:
         status, error = local.status, local.error
         if self.stopping and status == "cancelled":
             status, error = "failed", "the worker training this job was stopped; start the training again"
-        await self.board.finish(job_id, status, error=error, result=local.result)
+        for attempt in range(30):   # Redis may be restarting: the job's end must reach the board
+            try:
+                await self.board.finish(job_id, status, error=error, result=local.result)
+                return
+            except self.board.errors as e:
+                log.warning("job %s: cannot record its end yet (%s)", job_id, e)
+                await asyncio.sleep(1)
 
     # ---------------------------------------------------------------- compiler work
 

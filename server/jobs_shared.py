@@ -100,7 +100,7 @@ local s = redis.call('HGET', KEYS[1], 'status')
 if s ~= 'running' then return 0 end
 local first = tonumber(ARGV[1])
 for i = 2, #ARGV do
-  redis.call('XADD', KEYS[2], '0-' .. (first + i - 1), 'ev', ARGV[i])
+  redis.pcall('XADD', KEYS[2], '0-' .. (first + i - 1), 'ev', ARGV[i])   -- (one already there: a retry)
 end
 redis.call('HSET', KEYS[1], 'events', first + #ARGV - 1)
 return 1

@@ -5,6 +5,7 @@ lease ends `failed` with the reason."""
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import time
 
 import pytest
@@ -31,7 +32,10 @@ def url(redis_server):  # noqa: F811
 
 
 def run(coro):
-    return asyncio.run(coro)
+    """asyncio.run in a thread of its own: a browser test before this one (Playwright's sync API) leaves an
+    event loop running in this thread, where asyncio.run refuses to start."""
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        return pool.submit(asyncio.run, coro).result()
 
 
 def test_replicas_submitting_together_never_exceed_the_shares(url):
