@@ -113,18 +113,25 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep,
                       share=settings.client_workers, reply_bytes=settings.max_response_bytes)
+        if settings.broker:   # training and compiler work through Celery, run by `rasplay worker` (celery_app.py)
+            from .heavy_queue import RemotePool
+            from .jobs_shared import SharedJobs
+            heavy = RemotePool(settings.broker, settings.compile_seconds, settings.queue_seconds)
+            jobs = SharedJobs(settings.broker, settings.train_queue, settings.client_jobs, settings.train_seconds,
+                              orphan_after=settings.train_orphan_seconds, memory_bytes=settings.train_memory)
+        else:
+            heavy = WorkerPool(settings.heavy_pool_size, settings.compile_seconds, settings.queue_seconds,
+                               depth=1, name="rasplay-heavy", **memory)
+            jobs = JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
+                              settings.train_seconds, memory_bytes=settings.train_memory,
+                              workroot=settings.data_dir / "jobs",
+                              warm=settings.train_warm if train.torch_available() else 0,   # no torch: no spares
+                              per_client=settings.client_jobs, orphan_after=settings.train_orphan_seconds)
         svc = Services(settings=settings,
                        pool=WorkerPool(settings.workers, settings.eval_seconds, settings.queue_seconds,
                                        name="rasplay-eval", **memory),
-                       heavy=WorkerPool(settings.heavy_pool_size, settings.compile_seconds, settings.queue_seconds,
-                                        depth=1, name="rasplay-heavy", **memory),
-                       store=open_store(settings.store, settings.data_dir, settings.max_store_bytes),
-                       cache=ResponseCache(),
-                       jobs=JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
-                                       settings.train_seconds, memory_bytes=settings.train_memory,
-                                       workroot=settings.data_dir / "jobs",
-                                       warm=settings.train_warm if train.torch_available() else 0,   # no torch: no spares
-                                       per_client=settings.client_jobs, orphan_after=settings.train_orphan_seconds),
+                       heavy=heavy, store=open_store(settings.store, settings.data_dir, settings.max_store_bytes),
+                       cache=ResponseCache(), jobs=jobs,
                        heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
                        writes_per_client=rate_limit(settings.redis, settings.writes_per_minute, "new links and models"),
                        checks_per_client=rate_limit(settings.redis, settings.checks_per_minute, "exercise checks"),

@@ -1,4 +1,4 @@
-"""The `rasplay` command line: `rasplay serve | eval | compile | train | check`."""
+"""The `rasplay` command line: `rasplay serve | eval | compile | train | check | worker`."""
 from __future__ import annotations
 
 import argparse
@@ -160,12 +160,19 @@ def cmd_serve(args) -> int:
         client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute,
         header_seconds=args.header_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
-        store=args.store or None, redis=args.redis or None,
+        store=args.store or None, redis=args.redis or None, broker=args.broker or None,
     )
     if settings.store and not is_database_url(settings.store):
         print(f"rasplay: --store takes a postgresql://... URL (got {settings.store.split('://')[0]!r}); "
               "without it the store is SQLite in --data-dir", file=sys.stderr)
         return 1
+    if settings.broker:
+        try:
+            import celery  # noqa: F401
+            import redis  # noqa: F401
+        except ImportError as e:
+            print(f"rasplay: --broker needs the course extra ({e}): pip install 'rasplay[course]'", file=sys.stderr)
+            return 1
     try:   # a damaged or unreachable store: one clear line, before serving (migrations are applied here)
         open_store(settings.store, settings.data_dir, settings.max_store_bytes).close()
     except (StoreCorrupt, StoreUnavailable) as e:
@@ -559,6 +566,10 @@ def build_parser() -> argparse.ArgumentParser:
                    help="share the per-client write buckets (--writes-per-minute, --checks-per-minute) with the "
                         "other replicas through Redis at this redis://... URL (default: $RASPLAY_REDIS, else "
                         "this server's own; needs rasplay[course]; docs/deploy.md)")
+    p.add_argument("--broker", default=os.environ.get("RASPLAY_BROKER"), metavar="URL",
+                   help="run training and compiler work in `rasplay worker` processes through Celery with Redis at "
+                        "this redis://... URL, shared by replicas (default: $RASPLAY_BROKER, else in this server; "
+                        "needs rasplay[course]; docs/deploy.md)")
     p.add_argument("--max-response-bytes", default="32MiB",
                    help="size of any one answer, every value counted (default 32MiB; larger is a 422)")
     p.add_argument("--client-pending-bytes", default="128MiB",
@@ -651,6 +662,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a data directory (its links.sqlite3), an SQLite file or a postgresql://... URL")
     q.add_argument("--to", dest="target", required=True, metavar="STORE", help="the same kinds as --from")
     q.set_defaults(func=cmd_store_copy)
+
+    from .celery_app import add_parser as add_worker_parser
+    add_worker_parser(sub)
 
     p = sub.add_parser("dialect", help="which fragments a program belongs to (B-RASP, C-RASP, TL[#], length-free)")
     p.add_argument("file", help="the program (.rasp), or - for standard input")

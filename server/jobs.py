@@ -229,6 +229,45 @@ class JobManager:
         self._ready &= alive
         return len(self._ready)
 
+    # ---------------------------------------------------------------- what the routes call (async, as
+    # jobs_shared.SharedJobs, which keeps jobs in Redis for replicas and runs them in `rasplay worker`)
+
+    async def submit_job(self, spec: dict, client: str) -> dict:
+        return self.submit(spec, client).public()
+
+    async def status(self, job_id: str) -> dict | None:
+        job = self.get(job_id)
+        if job is None:
+            return None
+        job.touch()   # a client still follows it (a job nobody follows is cancelled: `orphan_after`)
+        return job.public()
+
+    async def cancel_job(self, job_id: str) -> dict | None:
+        job = self.get(job_id)
+        if job is None:
+            return None
+        self.cancel(job)
+        return job.public()
+
+    async def follow_job(self, job_id: str, start: int):
+        """(index, event) from `start` until the job ends; while this is read, the job is wanted."""
+        job = self.get(job_id)
+        if job is None:
+            return
+        job.readers += 1
+        try:
+            async for item in follow(job, start):
+                yield item
+        finally:
+            job.readers -= 1
+            job.touch()
+
+    async def final(self, job_id: str) -> dict:
+        job = self.get(job_id)
+        if job is None:
+            return {"status": "failed", "error": "the job is no longer kept", "events": 0}
+        return {"status": job.status, "error": job.error, "events": len(job.events)}
+
     # ---------------------------------------------------------------- internals
 
     def _schedule(self) -> None:

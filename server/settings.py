@@ -76,6 +76,7 @@ class Settings:
     max_store_bytes: int = 1 << 30      # the store (links and models) on disk
     store: str | None = None            # a PostgreSQL URL for the store (None: SQLite in data_dir)
     redis: str | None = None            # a Redis URL: write buckets shared by replicas (None: in this process)
+    broker: str | None = None           # a Redis URL: training and compiler work through Celery (None: in this process)
 
     @property
     def heavy_pool_size(self) -> int:

@@ -20,10 +20,11 @@ from ..workers import WorkerPool
 class Services:
     settings: Settings
     pool: WorkerPool             # evaluations: evaluate, analyze, overlay, training checks
-    heavy: WorkerPool            # compiler work: compile, run, soft-attention study, weights
+    heavy: WorkerPool            # compiler work: compile, run, soft-attention study, weights (or, with a broker,
+                                 # heavy_queue.RemotePool: the same interface, run by `rasplay worker`)
     store: Store
     cache: ResponseCache
-    jobs: JobManager
+    jobs: JobManager             # training (or, with a broker, jobs_shared.SharedJobs: the same async methods)
     heavy_per_client: ConcurrencyLimit
     writes_per_client: RateLimit
     checks_per_client: RateLimit

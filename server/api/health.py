@@ -23,10 +23,10 @@ def _version() -> str:
 async def health(request: Request):
     svc = request.app.state.services
     settings = svc.settings
-    hidden = ("data_dir", "cors_origins", "exercises_dirs", "store", "redis")   # paths, and URLs with passwords
+    hidden = ("data_dir", "cors_origins", "exercises_dirs", "store", "redis", "broker")   # paths, and URLs with passwords
     limits = {k: v for k, v in asdict(settings).items() if k not in hidden}
     return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
-            "training": {**svc.jobs.stats(), "available": torch_available()}, "cache": svc.cache.stats(),
+            "training": {**svc.jobs.stats(), "available": bool(settings.broker) or torch_available()}, "cache": svc.cache.stats(),
             "pools": {"evaluation": svc.pool.stats(), "heavy": svc.heavy.stats()},
             "assets": request.app.state.assets.stats(),
             "responses": {"sending": request.app.state.send_limits.sending,

@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
 from ..errors import ApiError
-from ..jobs import JOB_ID_PATTERN, ClientFull, JobManager, QueueFull, follow
+from ..jobs import JOB_ID_PATTERN, ClientFull, QueueFull
 from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainRequest
 from .deps import Services, services
@@ -20,11 +20,12 @@ from .evaluate import check_source, run_in_pool
 
 router = APIRouter(tags=["train"])
 JOB_ID = JOB_ID_PATTERN
-NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ERROR_RESPONSES[422]}
+NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ERROR_RESPONSES[422],
+             503: ERROR_RESPONSES[422] | {"description": "The job queue is unreachable (replicas with --broker; "
+                                                         "Retry-After)"}}
 
 
-def _job_or_404(jobs: JobManager, job_id: str):
-    job = jobs.get(job_id)
+def _found(job: dict | None, job_id: str) -> dict:
     if job is None:
         raise ApiError(404, "not_found", f"no training job '{job_id}' (finished jobs are kept for a while)")
     return job
@@ -44,14 +45,15 @@ def torch_available() -> bool:
 @router.post("/train", response_model=TrainJob, status_code=202, summary="Start a training job",
              responses={**ERROR_RESPONSES, 429: ERROR_RESPONSES[422] | {"description": "The job queue is full"},
                         501: ERROR_RESPONSES[422] | {"description": "PyTorch is not installed on the server"},
-                        503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy"}})
+                        503: ERROR_RESPONSES[422] | {"description": "All evaluation workers stayed busy, or the job "
+                                                                    "queue is unreachable (Retry-After)"}})
 async def start(req: TrainRequest, request: Request, svc: Services = Depends(services)):
     """Trains an encoder-only transformer on the task of the program's output s-op (layers and heads
     default to the program's analysis) in a worker process at low priority. Jobs run one per two
     cores, a few wait, more are refused with 429; one client may have only its share of them queued or
     running (429 past it); each has the server's time limit."""
     settings, pool, store, jobs = svc.settings, svc.pool, svc.store, svc.jobs
-    if not torch_available():
+    if not settings.broker and not torch_available():   # with a broker, the workers train (and import torch)
         raise ApiError(501, "unavailable", "training needs PyTorch on the server: pip install 'rasplay[train]'")
     check_source(req.source, settings)
     config = req.model_dump(exclude={"source", "init_model"}, exclude_none=True)
@@ -75,7 +77,7 @@ async def start(req: TrainRequest, request: Request, svc: Services = Depends(ser
                                      f"is {show_bytes(settings.train_memory)} per job: choose a smaller d_model, "
                                      "batch_size, max_len, or fewer layers or heads")
     try:
-        job = jobs.submit(spec, client_of(request))
+        job = await jobs.submit_job(spec, client_of(request))
     except ClientFull:
         raise ApiError(429, "busy", f"you already have {jobs.per_client} training job(s) queued or running (the "
                                     "limit per client); wait for one to finish or cancel one",
@@ -83,21 +85,19 @@ async def start(req: TrainRequest, request: Request, svc: Services = Depends(ser
     except QueueFull:
         raise ApiError(429, "busy", f"{jobs.max_queued} training jobs are already waiting; try again later",
                        headers={"Retry-After": "30"}) from None
-    return job.public()
+    return job
 
 
 @router.get("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="A training job and its result")
 async def status(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(services)):
-    job = _job_or_404(svc.jobs, job_id)
-    job.touch()   # a client still follows it (a job nobody follows is cancelled: settings.train_orphan_seconds)
-    return job.public()
+    # (reading it tells the server a client still follows it: a job nobody follows is cancelled after
+    # settings.train_orphan_seconds)
+    return _found(await svc.jobs.status(job_id), job_id)
 
 
 @router.delete("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="Cancel a training job")
 async def cancel(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(services)):
-    job = _job_or_404(svc.jobs, job_id)
-    svc.jobs.cancel(job)
-    return job.public()
+    return _found(await svc.jobs.cancel_job(job_id), job_id)
 
 
 @router.get("/train/{job_id}/events", summary="Stream a job's progress (server-sent events)",
@@ -106,21 +106,15 @@ async def cancel(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(ser
                                             "with the final status"}, **NOT_FOUND})
 async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0, le=1_000_000_000, alias="from"),
                  last_event_id: str | None = Header(None), svc: Services = Depends(services)):
-    job = _job_or_404(svc.jobs, job_id)
+    _found(await svc.jobs.status(job_id), job_id)
     if last_event_id and re.fullmatch(r"[0-9]{1,9}", last_event_id.strip()):   # anything else is ignored
         start = max(start, int(last_event_id) + 1)
 
-    async def stream():
-        job.readers += 1   # while a page reads this stream, the job is wanted (settings.train_orphan_seconds)
-        try:
-            yield "retry: 2000\n\n"
-            async for index, event in follow(job, start):
-                yield f"id: {index}\nevent: progress\ndata: {json.dumps(event)}\n\n"
-            final = {"status": job.status, "error": job.error, "events": len(job.events)}
-            yield f"event: done\ndata: {json.dumps(final)}\n\n"
-        finally:
-            job.readers -= 1
-            job.touch()
+    async def stream():   # while a page reads this stream, the job is wanted (settings.train_orphan_seconds)
+        yield "retry: 2000\n\n"
+        async for index, event in svc.jobs.follow_job(job_id, start):
+            yield f"id: {index}\nevent: progress\ndata: {json.dumps(event)}\n\n"
+        yield f"event: done\ndata: {json.dumps(await svc.jobs.final(job_id))}\n\n"
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

@@ -1,0 +1,345 @@
+"""Training and compiler work through Celery, with Redis as broker and result backend
+(`rasplay serve --broker redis://...` on every replica, `rasplay worker --broker redis://...` on any
+machine). Only this module and jobs_shared.py import celery and redis (the `course` extra); without a
+broker nothing here is imported.
+
+A worker is two Celery workers (thread pools), one per queue, each in a process of its own, so that long
+trainings never hold up compiler requests:
+
+* `rasplay-train`: a task per training job. The job runs in the worker's own jobs.JobManager (the same
+  runner, server/train_job.py, with its warm spare processes, time limit and memory watchdog as in
+  `rasplay serve`); the task forwards the job's progress events to the job board in Redis
+  (jobs_shared.JobBoard), renews the job's lease every second, and stops the job when a cancel is
+  asked or no page follows it any more.
+* `rasplay-heavy`: compile, run, soft study and weights, run in the worker's own workers.WorkerPool
+  (with its time and memory limits); the result goes back through Celery's Redis result backend.
+"""
+from __future__ import annotations
+
+import asyncio
+import base64
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import orjson
+
+from .jobs_shared import HEAVY_QUEUE, HEAVY_TASK, TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
+
+log = logging.getLogger("rasplay.worker")
+RESULT_PREFIX = "celery-task-meta-"   # Celery's key of a task's result in its Redis result backend
+QUEUES = {"train": TRAIN_QUEUE, "heavy": HEAVY_QUEUE}
+
+
+def make_app(url: str, results: bool = True):
+    """The Celery application: Redis at `url` as the broker (and the result backend, for workers: the
+    replicas read results from Redis themselves, see RemotePool, since Celery's own result reader is
+    neither async nor safe across threads)."""
+    from celery import Celery
+
+    app = Celery("rasplay", broker=url, backend=url if results else None, set_as_current=False)
+    app.conf.update(
+        task_serializer="json", result_serializer="json", accept_content=["json"],
+        task_default_queue=HEAVY_QUEUE, task_routes={TRAIN_TASK: {"queue": TRAIN_QUEUE},
+                                                     HEAVY_TASK: {"queue": HEAVY_QUEUE}},
+        worker_prefetch_multiplier=1,       # a worker takes a task only when a thread is free for it
+        task_acks_late=False,               # a job whose worker died is failed (lease), not run twice
+        result_expires=600, task_track_started=True,
+        broker_connection_retry_on_startup=True, broker_connection_timeout=5,
+        broker_transport_options={"socket_timeout": 10, "socket_connect_timeout": 5},
+        redis_socket_timeout=10, redis_socket_connect_timeout=5,
+        task_publish_retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
+        worker_hijack_root_logger=False, worker_send_task_events=False,
+    )
+    return app
+
+
+# ---------------------------------------------------------------- the worker's side
+
+class Runtime:
+    """What one worker process keeps: an event loop in a thread of its own, holding the job manager
+    (training) or the heavy pool (compiler work), and the job board."""
+
+    def __init__(self, url: str, settings, queue: str):
+        from .jobs_shared import JobBoard
+
+        self.settings, self.queue, self.url = settings, queue, url
+        self.name = f"{queue}@{socket.gethostname()}:{os.getpid()}"
+        self.stopping = False
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, name="rasplay-worker-loop", daemon=True)
+        self.thread.start()
+        self.board = self.call(self._board(JobBoard, url, settings.train_orphan_seconds))
+        self.jobs = self.heavy = None
+        self.call(self._start())
+        asyncio.run_coroutine_threadsafe(self.beat(), self.loop)
+
+    @staticmethod
+    async def _board(cls, url, orphan_after):
+        return cls(url, orphan_after)
+
+    async def _start(self) -> None:
+        from .jobs import JobManager
+        from .workers import WorkerPool
+
+        s = self.settings
+        if self.queue == "train":
+            self.jobs = JobManager("rasplay.server.train_job.run", s.train_jobs, s.train_jobs + 1, s.train_seconds,
+                                   memory_bytes=s.train_memory, workroot=s.data_dir / "jobs", warm=s.train_warm)
+            self.jobs.fill_spares()
+        else:
+            self.heavy = WorkerPool(s.heavy_pool_size, s.compile_seconds, s.queue_seconds, depth=1,
+                                    name="rasplay-heavy", memory_bytes=s.worker_memory, keep_bytes=s.worker_keep,
+                                    reply_bytes=s.max_response_bytes)
+            await self.heavy.start()
+
+    async def beat(self) -> None:
+        """Say every second that this worker is alive (`rasplay:worker:QUEUE:NAME`, expiring after 5 s):
+        the replicas' /health counts the live workers of each queue."""
+        key = f"{WORKER_KEY}{self.queue}:{self.name}"
+        while not self.stopping:
+            try:
+                warm = self.jobs.stats()["warm"] if self.jobs is not None else 0
+                await self.board.redis.set(key, orjson.dumps({"warm": warm}), ex=5)
+            except self.board.errors:
+                pass
+            await asyncio.sleep(1)
+
+    def call(self, coro, timeout: float | None = None):
+        return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
+
+    def stop(self) -> None:
+        """The worker is stopping: its jobs end `failed` (say why), its processes are killed."""
+        self.stopping = True
+        try:
+            if self.jobs is not None:
+                self.call(self.jobs.close(), timeout=30)
+            if self.heavy is not None:
+                self.call(self.heavy.close(), timeout=30)
+        except Exception:   # stopping anyway
+            log.exception("stopping the worker's processes")
+
+    # ---------------------------------------------------------------- a training job
+
+    async def train(self, job_id: str) -> None:
+        from .jobs import FINISHED
+
+        job = await self.board.start(job_id, self.name)
+        if job is None:
+            return   # cancelled while queued, or ended already
+        local = self.jobs.submit(orjson.loads(job["spec"]), "")
+        sent, renewed, stopping, stop_sent = 0, 0.0, False, False
+        while True:
+            try:
+                if sent < len(local.events):
+                    events = local.events[sent:]
+                    if not await self.board.add_events(job_id, events, sent):
+                        stopping = True   # the job ended elsewhere (its lease lapsed): stop it here too
+                    sent += len(events)
+                if local.status in FINISHED:
+                    break
+                if time.monotonic() - renewed >= 0.5:
+                    status, cancel, wanted = await self.board.renew(job_id, warm=local.warm if not renewed else None)
+                    renewed = time.monotonic()
+                    if status != "running" or cancel or not wanted:
+                        stopping = True
+            except self.board.errors as e:   # Redis is away: the job goes on; its lease may lapse meanwhile
+                log.warning("job %s: the job board is unreachable (%s)", job_id, e)
+                await asyncio.sleep(1)
+            if stopping and local.status == "running" and not stop_sent:
+                stop_sent = True          # the runner's should_stop() says so; killed if it does not stop in 1 s
+                self.jobs.cancel(local)
+            waiter = local.changed
+            try:
+                await asyncio.wait_for(waiter.wait(), 0.5)
+            except asyncio.TimeoutError:
+                pass
+        status, error = local.status, local.error
+        if self.stopping and status == "cancelled":
+            status, error = "failed", "the worker training this job was stopped; start the training again"
+        for attempt in range(30):   # Redis may be restarting: the job's end must reach the board
+            try:
+                await self.board.finish(job_id, status, error=error, result=local.result)
+                return
+            except self.board.errors as e:
+                log.warning("job %s: cannot record its end yet (%s)", job_id, e)
+                await asyncio.sleep(1)
+
+    # ---------------------------------------------------------------- compiler work
+
+    async def heavy_work(self, kind: str, payload: dict, timeout: float | None, client: str) -> dict:
+        from .workers import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
+
+        try:
+            body = await self.heavy.run(kind, payload, timeout, client=client)
+        except EvaluationTimeout as e:
+            return {"error": "timeout", "message": str(e)}
+        except MemoryLimit:
+            return {"error": "memory"}
+        except PoolBusy:
+            return {"error": "busy"}
+        except ReplyTooLarge as e:
+            return {"error": "too_large", "size": e.args[0]}
+        except WorkerFailed as e:
+            return {"error": "failed", "message": str(e)}
+        return {"ok": base64.b64encode(body).decode()}
+
+
+_runtime: Runtime | None = None
+
+
+def register_tasks(app) -> None:
+    @app.task(name=TRAIN_TASK, ignore_result=True)
+    def train(job_id: str) -> None:
+        _runtime.call(_runtime.train(job_id))
+
+    @app.task(name=HEAVY_TASK)
+    def heavy(kind: str, payload: dict, timeout: float | None, client: str) -> dict:
+        return _runtime.call(_runtime.heavy_work(kind, payload, timeout, client))
+
+
+def run_queue(url: str, settings, queue: str, log_level: str, name: str | None) -> int:
+    """One Celery worker for one queue, in this process."""
+    from celery import signals
+
+    global _runtime
+    app = make_app(url)
+    register_tasks(app)
+    concurrency = settings.train_jobs if queue == "train" else settings.heavy_pool_size
+
+    @signals.worker_init.connect(weak=False)
+    def started(**_):
+        global _runtime
+        _runtime = Runtime(url, settings, queue)
+
+    @signals.worker_shutting_down.connect(weak=False)
+    def stopping(**_):
+        if _runtime is not None:
+            _runtime.stop()
+
+    node = name or f"{queue}-{os.getpid()}@{socket.gethostname()}"
+    app.worker_main(["worker", "--pool", "threads", "--concurrency", str(concurrency), "--queues", QUEUES[queue],
+                     "--hostname", node, "--loglevel", log_level.upper(), "--without-gossip", "--without-mingle",
+                     "--without-heartbeat"])
+    return 0
+
+
+def _die_with_parent() -> None:
+    """In a queue's process: end when `rasplay worker` ends, however it ends (even kill -9)."""
+    try:
+        import ctypes
+
+        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
+
+
+def supervise(argv: list[str], queues: list[str]) -> int:
+    """One process per queue (`rasplay worker ... --queues Q`); when one ends, the others are stopped
+    and the worker exits (its service manager starts it again)."""
+    children = [subprocess.Popen([sys.executable, "-m", "rasplay.server.cli", "worker", *argv, "--queues", q],
+                                 preexec_fn=_die_with_parent) for q in queues]
+
+    def forward(signum, _frame):
+        for child in children:
+            if child.poll() is None:
+                child.send_signal(signum)
+    signal.signal(signal.SIGTERM, forward)
+    signal.signal(signal.SIGINT, forward)
+    code = 0
+    while True:
+        try:
+            pid, status = os.wait()   # any child: the first to end ends the worker
+        except ChildProcessError:
+            break
+        except InterruptedError:
+            continue
+        if any(child.pid == pid for child in children):
+            code = os.waitstatus_to_exitcode(status)
+            for child in children:
+                if child.pid == pid:
+                    child.returncode = code
+            break
+    for child in children:
+        if child.poll() is None:
+            child.terminate()
+    for child in children:
+        try:
+            child.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            child.kill()
+        code = code or (child.returncode or 0)
+    return 1 if code else 0
+
+
+def add_parser(sub) -> None:
+    """`rasplay worker`: its options (the limits are those of `rasplay serve`, with the same defaults)."""
+    p = sub.add_parser("worker", help="run training and compiler work for replicas started with --broker "
+                                      "(Celery with Redis; needs rasplay[course,train]; docs/deploy.md)")
+    p.add_argument("--broker", default=os.environ.get("RASPLAY_BROKER"), metavar="URL",
+                   help="the redis://... URL the replicas were given (default: $RASPLAY_BROKER)")
+    p.add_argument("--queues", default="train,heavy",
+                   help="train (training jobs), heavy (compile, run, soft study, weights) or both (default "
+                        "train,heavy: one process for each)")
+    p.add_argument("--data-dir", help="where the jobs' temporary directories go (default ~/.local/share/rasplay)")
+    p.add_argument("--train-jobs", type=int, help="training jobs this worker runs at once (default: one per two "
+                   "cores, at least two on two cores)")
+    p.add_argument("--train-warm", type=int, default=2, help="spare training processes kept started with "
+                   "PyTorch loaded (default 2)")
+    p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600; "
+                   "give the replicas the same)")
+    p.add_argument("--train-memory", default="2GiB", help="memory of a training job, enforced (default 2GiB)")
+    p.add_argument("--heavy-workers", type=int, help="processes for compiler work (default 2)")
+    p.add_argument("--compile-seconds", type=float, default=30.0, help="time limit of a compile, run or soft "
+                   "study (default 30)")
+    p.add_argument("--queue-seconds", type=float, default=10.0, help="longest wait for a free process (default 10)")
+    p.add_argument("--worker-memory", default="1GiB", help="memory one compiler request may take (default 1GiB)")
+    p.add_argument("--worker-keep", default="256MiB", help="memory a process may keep in caches (default 256MiB)")
+    p.add_argument("--max-response-bytes", default="32MiB", help="size of any one result (default 32MiB)")
+    p.add_argument("--name", help="this worker's Celery node name (default QUEUE-PID@HOST)")
+    p.add_argument("--log-level", default="warning")
+    p.set_defaults(func=cmd_worker)
+
+
+def cmd_worker(args) -> int:
+    from pathlib import Path
+
+    from .settings import Settings, default_data_dir, parse_bytes
+
+    if not args.broker:
+        print("rasplay: worker needs --broker redis://... (or RASPLAY_BROKER): the URL the replicas were given",
+              file=sys.stderr)
+        return 1
+    try:
+        import celery  # noqa: F401
+        import redis  # noqa: F401
+    except ImportError as e:
+        print(f"rasplay: worker needs the course extra ({e}): pip install 'rasplay[course,train]'", file=sys.stderr)
+        return 1
+    queues = [q.strip() for q in args.queues.split(",") if q.strip()]
+    if not queues or any(q not in QUEUES for q in queues):
+        print(f"rasplay: --queues takes train, heavy or both (got {args.queues!r})", file=sys.stderr)
+        return 1
+    if len(queues) > 1:
+        argv = ["--broker", args.broker, "--log-level", args.log_level]
+        for name in ("data_dir", "train_jobs", "train_warm", "train_seconds", "train_memory", "heavy_workers",
+                     "compile_seconds", "queue_seconds", "worker_memory", "worker_keep", "max_response_bytes"):
+            if getattr(args, name) is not None:
+                argv += ["--" + name.replace("_", "-"), str(getattr(args, name))]
+        return supervise(argv, queues)
+    try:
+        sizes = {name: parse_bytes(getattr(args, name)) for name in
+                 ("train_memory", "worker_memory", "worker_keep", "max_response_bytes")}
+    except ValueError as e:
+        raise SystemExit(f"rasplay: {e}")
+    settings = Settings(data_dir=Path(args.data_dir) if args.data_dir else default_data_dir(),
+                        train_jobs=args.train_jobs or Settings().train_jobs, train_warm=args.train_warm,
+                        train_seconds=args.train_seconds, heavy_workers=args.heavy_workers or 2,
+                        compile_seconds=args.compile_seconds, queue_seconds=args.queue_seconds, broker=args.broker,
+                        **sizes)
+    return run_queue(args.broker, settings, queues[0], args.log_level, args.name)
