@@ -71,9 +71,10 @@ class PostgresServer:
                         "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
                               f"-c fsync={'on' if self.fsync else 'off'}", "start"])
 
-    def stop(self) -> None:
-        """Stop the cluster (fast: open connections are closed), as an operator or a crash would."""
-        self._as_owner([self.bindir / "pg_ctl", "-D", self.data, "-w", "-t", "60", "-m", "fast", "stop"])
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the cluster: fast (open connections are closed), as an operator would, or immediate (every
+        process quits at once, with no shutdown checkpoint: recovery at the next start), as a crash would."""
+        self._as_owner([self.bindir / "pg_ctl", "-D", self.data, "-w", "-t", "60", "-m", mode, "stop"])
 
     def new_database(self) -> str:
         """A fresh empty database; its URL."""

@@ -45,6 +45,7 @@ class Outcome:
     headers: dict = field(default_factory=dict)
     body: dict | None = None
     error: str | None = None   # a transport error or a timeout (no answer)
+    sent: dict = field(default_factory=dict)   # the headers sent
 
 
 class Load:
@@ -78,14 +79,14 @@ class Load:
         with httpx.Client(base_url=self.servers[i].url, timeout=self.timeout) as c:
             while not self._stop.is_set():
                 tag = uuid.uuid4().hex
-                outcome = Outcome(i, kind, self.phase)
+                outcome = Outcome(i, kind, self.phase, sent=self.headers())
                 try:
                     if kind == "share":
                         r = c.post("/api/v1/share", json={"state": {"source": f"# {tag}\nx = indices;"}},
-                                   headers=self.headers())
+                                   headers=outcome.sent)
                     else:
-                        r = c.post("/api/v1/compile", json={"source": f"# {tag}\nout = tokens;", "vocab": "ab",
-                                                            "max_len": 2}, headers=self.headers())
+                        r = c.post("/api/v1/compile", json={"source": f"# {tag}\ncopy = tokens;", "vocab": "ab",
+                                                            "max_len": 2}, headers=outcome.sent)
                     outcome.status, outcome.headers = r.status_code, dict(r.headers)
                     outcome.body = r.json() if r.headers.get("content-type", "").startswith("application/json") \
                         else None
@@ -103,8 +104,17 @@ class Load:
             def check():
                 found[:] = [o for o in self.outcomes if pred(o)][:1]
                 return bool(found)
-            assert self._changed.wait_for(check, timeout), "the awaited answer never came"
+            assert self._changed.wait_for(check, timeout), f"the awaited answer never came; got {self.summary()}"
             return found[0]
+
+    def summary(self) -> dict:
+        """How many outcomes of each (replica, kind, phase, status or error), with an example body of each."""
+        seen: dict = {}
+        for o in self.outcomes:
+            key = (o.replica, o.kind, o.phase, o.status or (o.error or "")[:80])
+            count, example = seen.get(key, (0, o.body))
+            seen[key] = (count + 1, example)
+        return seen
 
     def acknowledged(self, kind: str) -> set[str]:
         """Ids the replicas answered 200 for: these must all be in the database."""
