@@ -9,8 +9,6 @@ once. Prints the wait of the first, median and last call; nothing is asserted.
 from __future__ import annotations
 
 import argparse
-import os
-import signal
 import statistics
 import sys
 import threading
@@ -19,17 +17,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-import psutil  # noqa: E402
-
 from postgres_server import PostgresServer  # noqa: E402
 from rasplay.server.store import StoreUnavailable  # noqa: E402
 from rasplay.server.store_postgres import PostgresStore  # noqa: E402
-
-
-def freeze(server: PostgresServer, sig: int) -> None:
-    postmaster = psutil.Process(int((server.data / "postmaster.pid").read_text().split()[0]))
-    for p in [postmaster, *postmaster.children(recursive=True)]:
-        os.kill(p.pid, sig)
 
 
 def waits(url: str, threads: int, retry_seconds: float, server: PostgresServer) -> list[float]:
@@ -44,7 +34,7 @@ def waits(url: str, threads: int, retry_seconds: float, server: PostgresServer) 
         except StoreUnavailable:
             pass
         out.append(time.perf_counter() - start)
-    freeze(server, signal.SIGSTOP)
+    server.freeze()
     try:
         workers = [threading.Thread(target=call) for _ in range(threads)]
         for w in workers:
@@ -52,7 +42,7 @@ def waits(url: str, threads: int, retry_seconds: float, server: PostgresServer) 
         for w in workers:
             w.join()
     finally:
-        freeze(server, signal.SIGCONT)
+        server.freeze(False)
     store.close()
     return sorted(out)
 

@@ -97,6 +97,35 @@ def test_postgresql_crashing_under_load_gives_503_then_service_by_itself(
         assert links and models
 
 
+def test_a_frozen_postgresql_under_load_gives_503_within_its_timeouts_then_service(
+        tmp_path, postgres_server, postgres_url):  # noqa: F811
+    """Every PostgreSQL process stopped (SIGSTOP): connections stay open and nothing answers, as when its
+    host vanishes. Requests are answered 503 by the store's own timeouts (the load's clients give up only
+    after 60 s, which would count as a hang), and service returns by itself when it continues."""
+    with two_replicas(tmp_path, postgres_url, "--writes-per-minute", "0") as (a, b):
+        with Load([a, b]) as load:
+            for i in (0, 1):
+                load.seen(lambda o: o.replica == i and o.status == 200)
+            load.phase = 1
+            postgres_server.freeze()
+            try:
+                for i in (0, 1):
+                    assert_unavailable(load.seen(lambda o: o.replica == i and o.phase == 1 and o.status != 200))
+            finally:
+                load.phase = 2
+                postgres_server.freeze(False)
+            for i in (0, 1):
+                for kind in ("share", "compile"):
+                    load.seen(lambda o: o.replica == i and o.kind == kind and o.phase == 2 and o.status == 200)
+        unexpected = [o for o in load.outcomes if o.status not in (200, 503)]
+        assert not unexpected, unexpected[:3]   # no 500, no timeout
+        for o in load.outcomes:
+            if o.status == 503:
+                assert_unavailable(o)
+        links, models = assert_no_link_or_model_lost(load, postgres_url)
+        assert links and models
+
+
 def test_redis_stopped_under_load_costs_no_request_and_is_used_again(tmp_path, postgres_url, redis_server):  # noqa: F811
     import redis
 
