@@ -134,6 +134,27 @@ def _embed_origin(text: str) -> str:
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+def _networks(text: str) -> str:
+    from .clients import parse_networks
+
+    try:
+        parse_networks(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
+    return text
+
+
+def _trusted_proxies(args) -> tuple[str, ...]:
+    """--trusted-proxy, else $RASPLAY_TRUSTED_PROXY (checked here: a bad value stops the server with one line)."""
+    if args.trusted_proxy:
+        return tuple(args.trusted_proxy)
+    text = os.environ.get("RASPLAY_TRUSTED_PROXY", "").strip()
+    try:
+        return (_networks(text),) if text else ()
+    except argparse.ArgumentTypeError as e:
+        raise SystemExit(f"rasplay: RASPLAY_TRUSTED_PROXY: {e}") from None
+
+
 def cmd_serve(args) -> int:
     import uvicorn
 
@@ -161,6 +182,7 @@ def cmd_serve(args) -> int:
         header_seconds=args.header_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
         store=args.store or None, redis=args.redis or None, broker=args.broker or None,
+        trusted_proxies=_trusted_proxies(args), proxy_header=args.proxy_header,
     )
     if settings.store and not is_database_url(settings.store):
         print(f"rasplay: --store takes a postgresql://... URL (got {settings.store.split('://')[0]!r}); "
@@ -200,8 +222,10 @@ def cmd_serve(args) -> int:
             if self.started and not self.should_exit:
                 print(banner, flush=True)
 
+    from .clients import proxies
     from .connections import protocol
-    http = protocol(settings.header_seconds, settings.client_connections)
+    http = protocol(settings.header_seconds, settings.client_connections,
+                    proxies(settings.trusted_proxies, settings.proxy_header))
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, http=http, ws="none",
                             access_log=False, proxy_headers=False, timeout_graceful_shutdown=3)
     server = AnnouncingServer(config)
@@ -570,6 +594,12 @@ def build_parser() -> argparse.ArgumentParser:
                    help="run training and compiler work in `rasplay worker` processes through Celery with Redis at "
                         "this redis://... URL, shared by replicas (default: $RASPLAY_BROKER, else in this server; "
                         "needs rasplay[course]; docs/deploy.md)")
+    p.add_argument("--trusted-proxy", action="append", type=_networks, metavar="ADDRESSES",
+                   help="reverse proxies in front of rasplay, e.g. 127.0.0.1,10.0.0.0/8 (repeatable; default: "
+                        "$RASPLAY_TRUSTED_PROXY, else none): for their connections the client is the right-most "
+                        "address in --proxy-header that is not one of them (docs/security.md)")
+    p.add_argument("--proxy-header", choices=["x-forwarded-for", "forwarded"], default="x-forwarded-for",
+                   help="the header the trusted proxies write the client's address in (default x-forwarded-for)")
     p.add_argument("--max-response-bytes", default="32MiB",
                    help="size of any one answer, every value counted (default 32MiB; larger is a 422)")
     p.add_argument("--client-pending-bytes", default="128MiB",

@@ -4,7 +4,10 @@
   byte of the request (keep-alive): a client sending them slowly, or nothing, is answered 408 and closed,
   so half-sent requests cannot pile up (the body has its own limit: server/bodies.py);
 * one client address may hold at most `per_client` connections at once; more are answered 429 and
-  closed at once (a class behind one NAT address shares it: raise --client-connections there);
+  closed at once (a class behind one NAT address shares it: raise --client-connections there). A
+  connection from a trusted reverse proxy (clients.py) counts for the client of the request it carries,
+  from its headers until its answer is sent (the proxy holds the client's own connections, and reuses its
+  connections to rasplay for other clients): behind a proxy the limit is on a client's requests in flight;
 * the answers uvicorn writes itself (400 for a request that is not HTTP, and these) carry the same
   security headers as every other answer (server/security.py).
 
@@ -16,6 +19,7 @@ import json
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from .clients import Proxies
 from .security import headers_for
 
 _REASONS = {400: "Bad Request", 408: "Request Timeout", 429: "Too Many Requests"}
@@ -32,28 +36,50 @@ def raw_error(status: int, kind: str, message: str) -> bytes:
     return ("\r\n".join(lines) + "\r\n\r\n").encode() + body
 
 
-def protocol(header_seconds: float, per_client: int):
+def _too_many_in_flight(per_client: int):
+    """An ASGI app answering 429 (as raw_error does) to a request from a proxied client over its limit."""
+    body = json.dumps({"error": {"kind": "busy", "message": f"you already have {per_client} requests in flight "
+                                                            "(the limit per client); wait for some to finish"}}).encode()
+    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(body)).encode()),
+               (b"connection", b"close"), (b"retry-after", b"5")]
+    headers += [(k.encode(), v.encode()) for k, v in headers_for("/api/")]
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 429, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
+    return app
+
+
+def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = None):
     """The protocol class for uvicorn.Config(http=...), with these limits."""
     open_per_client: dict[str, int] = {}
+    proxies = proxies or Proxies()
 
     class RaspProtocol(HttpToolsProtocol):
         _header_timer = None
         _counted = None
+        _via_proxy = False
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
             host = self.client[0] if self.client else "unknown"
-            if per_client and open_per_client.get(host, 0) >= per_client:
+            self._via_proxy = proxies.trusts(host)
+            if not self._via_proxy and not self._count(host):
                 transport.write(raw_error(429, "busy", f"your address already has {per_client} connections open "
                                                        "(the limit per client); close some first"))
                 transport.close()
                 return
-            open_per_client[host] = open_per_client.get(host, 0) + 1
-            self._counted = host
             self._await_headers()
 
-        def connection_lost(self, exc) -> None:
-            self._stop_header_timer()
+        def _count(self, client: str) -> bool:
+            """Count this connection for `client`, unless it already has its share."""
+            if per_client and open_per_client.get(client, 0) >= per_client:
+                return False
+            open_per_client[client] = open_per_client.get(client, 0) + 1
+            self._counted = client
+            return True
+
+        def _uncount(self) -> None:
             if self._counted is not None:
                 left = open_per_client.get(self._counted, 1) - 1
                 if left > 0:
@@ -61,7 +87,16 @@ def protocol(header_seconds: float, per_client: int):
                 else:
                     open_per_client.pop(self._counted, None)
                 self._counted = None
+
+        def connection_lost(self, exc) -> None:
+            self._stop_header_timer()
+            self._uncount()
             super().connection_lost(exc)
+
+        def on_response_complete(self) -> None:
+            if self._via_proxy:
+                self._uncount()
+            super().on_response_complete()
 
         def on_message_begin(self) -> None:
             super().on_message_begin()
@@ -69,6 +104,16 @@ def protocol(header_seconds: float, per_client: int):
 
         def on_headers_complete(self) -> None:
             self._stop_header_timer()
+            if self._via_proxy:
+                self._uncount()
+                client = proxies.client(self.client[0] if self.client else None, self.headers)
+                if not self._count(client):   # answered 429 by a small app in place of rasplay's, then closed
+                    app, self.app = self.app, _too_many_in_flight(per_client)
+                    try:
+                        super().on_headers_complete()
+                    finally:
+                        self.app = app
+                    return
             super().on_headers_complete()
 
         def _await_headers(self) -> None:

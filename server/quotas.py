@@ -1,6 +1,6 @@
 """Per-client quotas: how many heavy requests one client may have running at once, and how fast one
-client may add rows to the store. A client is the peer address of the connection (behind a reverse
-proxy, every user shares the proxy's address: see docs/security.md)."""
+client may add rows to the store. Who a client is: clients.client_of (the peer address, or the address a
+trusted reverse proxy forwards: docs/security.md)."""
 from __future__ import annotations
 
 import math
@@ -8,13 +8,8 @@ import time
 from collections import defaultdict
 from contextlib import contextmanager
 
-from fastapi import Request
-
+from .clients import client_of  # noqa: F401 - the routers import it from here
 from .errors import ApiError
-
-
-def client_of(request: Request) -> str:
-    return request.client.host if request.client else "unknown"
 
 
 class ConcurrencyLimit:

@@ -77,6 +77,8 @@ class Settings:
     store: str | None = None            # a PostgreSQL URL for the store (None: SQLite in data_dir)
     redis: str | None = None            # a Redis URL: write buckets shared by replicas (None: in this process)
     broker: str | None = None           # a Redis URL: training and compiler work through Celery (None: in this process)
+    trusted_proxies: tuple[str, ...] = ()  # reverse proxies whose client header is believed (clients.py)
+    proxy_header: str = "x-forwarded-for"  # the header they write: x-forwarded-for or forwarded
 
     @property
     def heavy_pool_size(self) -> int:

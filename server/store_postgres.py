@@ -4,7 +4,10 @@ methods as store.Store, the same content-addressed ids, the schema of migrations
 Failure modes: the database unreachable, restarting or stopped makes every call raise StoreUnavailable
 (a 503 with Retry-After), within `connect_seconds` to connect and `statement_seconds` per statement, never
 a hang; a broken connection is replaced at the next call (one retry: every statement here is
-idempotent), so service comes back by itself when the database does. The size cap (`max_bytes`) counts
+idempotent), so service comes back by itself when the database does. A failure that took time (a
+connection or an answer that did not come: a host gone, a frozen database) makes the calls of the next
+`retry_seconds` fail at once, those waiting for the connection included, rather than each waiting as long
+in turn; a refused connection fails at once anyway and is tried again at every call. The size cap (`max_bytes`) counts
 the tables with their indexes and TOAST (pg_total_relation_size), a write needing room for its text twice
 and two pages (so the tables stay under it): past it, and on a full disk, a write
 raises StoreFull (a 507). Only this module imports psycopg (the `course` extra).
@@ -16,6 +19,7 @@ import os
 import re
 import socket
 import threading
+import time
 
 try:
     import psycopg
@@ -33,12 +37,16 @@ def redact(url: str) -> str:
 
 
 class PostgresStore:
+    SLOW_FAILURE = 1.0   # seconds: a failure that took this long was a timeout, not a refusal
+
     def __init__(self, url: str, max_bytes: int | None = None, connect_seconds: float = 5.0,
-                 statement_seconds: float = 10.0):
+                 statement_seconds: float = 10.0, retry_seconds: float = 2.0, clock=time.monotonic):
         self.url = url
         self.max_bytes = max_bytes
         self.connect_seconds = connect_seconds
         self.statement_seconds = statement_seconds
+        self.retry_seconds, self.clock = retry_seconds, clock
+        self._down_until, self._down_reason = 0.0, ""
         self._lock = threading.Lock()
         self._conn: psycopg.Connection | None = None
         with self._lock:
@@ -78,12 +86,15 @@ class PostgresStore:
         """work(connection) under the lock; a broken connection is replaced once, then StoreUnavailable.
         A database that stops answering (its process frozen, its host gone) is cut off by a watchdog after
         statement_seconds + 2, and a call waits for the lock at most twice that: never a hang."""
+        self._fail_fast()
         if not self._lock.acquire(timeout=2 * (self.statement_seconds + self.connect_seconds + 2)):
             raise StoreUnavailable("the server's store (PostgreSQL) is not answering")
         try:
+            self._fail_fast()   # the call before this one, which it waited for, timed out
             for attempt in (0, 1):
                 reused = self._conn is not None and not self._conn.closed
                 cut = threading.Event()
+                started = time.monotonic()
                 try:
                     conn = self._connection()
                     watchdog = threading.Timer(self.statement_seconds + 2, _cut_off, (conn, cut))
@@ -100,12 +111,21 @@ class PostgresStore:
                     if attempt == 0 and reused and not cut.is_set():
                         continue   # the database restarted since: a fresh connection may work
                     reason = f"no answer within {self.statement_seconds + 2:g} s" if cut.is_set() else _first_line(e)
+                    if cut.is_set() or time.monotonic() - started >= self.SLOW_FAILURE:
+                        self._down_until, self._down_reason = self.clock() + self.retry_seconds, reason
                     raise StoreUnavailable(f"the server's store (PostgreSQL) is unavailable ({reason})") from None
                 except psycopg.Error as e:
                     raise StoreUnavailable(f"the server could not use its store ({_first_line(e)})") from None
         finally:
             self._lock.release()
         raise AssertionError("unreachable")   # pragma: no cover
+
+    def _fail_fast(self) -> None:
+        if self._down_until:
+            if self.clock() < self._down_until:
+                raise StoreUnavailable(f"the server's store (PostgreSQL) is unavailable ({self._down_reason}; "
+                                       f"asked again within {self.retry_seconds:g} s)")
+            self._down_until = 0.0
 
     def _insert(self, table: str, column: str, row_id: str, text: str) -> None:
         def work(conn):

@@ -71,9 +71,22 @@ class PostgresServer:
                         "-o", f"-p {self.port} -k {self.dir} -c listen_addresses=127.0.0.1 "
                               f"-c fsync={'on' if self.fsync else 'off'}", "start"])
 
-    def stop(self) -> None:
-        """Stop the cluster (fast: open connections are closed), as an operator or a crash would."""
-        self._as_owner([self.bindir / "pg_ctl", "-D", self.data, "-w", "-t", "60", "-m", "fast", "stop"])
+    def stop(self, mode: str = "fast") -> None:
+        """Stop the cluster: fast (open connections are closed), as an operator would, or immediate (every
+        process quits at once, with no shutdown checkpoint: recovery at the next start), as a crash would."""
+        self._as_owner([self.bindir / "pg_ctl", "-D", self.data, "-w", "-t", "60", "-m", mode, "stop"])
+
+    def freeze(self, frozen: bool = True) -> None:
+        """Stop (SIGSTOP) or continue (SIGCONT) every process of the cluster: its connections stay open and
+        nothing answers on them, and new ones are accepted by the kernel and never answered, as when its host
+        vanishes without a word."""
+        import signal
+
+        import psutil
+
+        postmaster = psutil.Process(int((self.data / "postmaster.pid").read_text().split()[0]))
+        for p in [postmaster, *postmaster.children(recursive=True)]:
+            os.kill(p.pid, signal.SIGSTOP if frozen else signal.SIGCONT)
 
     def new_database(self) -> str:
         """A fresh empty database; its URL."""
