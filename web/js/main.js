@@ -10,7 +10,6 @@ import { openGallery } from "./gallery.js";
 import { heatmapView, showSelector } from "./heatmap.js";
 import { renderHeadGrid } from "./headgrid.js";
 import { applyProvenance, initProvenance } from "./provenance.js";
-import { loadPlotly } from "./plotly.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
 import { applyShared, cancelAddressWrite, linkFor, loadDraft, LinkError, lockAddress, parseInputText, pushState, readHash,
   saveHashSoon, settleAddress, shareable, state } from "./state.js";
@@ -727,9 +726,6 @@ function wire() {
 }
 
 async function main() {
-  // the first heatmap needs plotly.js: it runs while the page waits for its program and first evaluation
-  // (index.html preloads the file); the page is ready without it all the same
-  loadPlotly().catch(() => { /* told below, once the page is ready */ });
   if (embedMode) {
     document.body.classList.add("embed");
     document.body.classList.toggle("solve", solveMode);
@@ -766,7 +762,6 @@ async function main() {
   }
   if (!embedMode) checkTrainingAvailable().catch(() => null);   // the Train tab says so when this server cannot train
   document.body.dataset.ready = "1";
-  loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
   // hooks for tests and the curious: the state and the run timings
   window.rasplay = { state, timings, runNow, select };
 }
