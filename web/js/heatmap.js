@@ -314,7 +314,7 @@ export function showSelector(doc, nodeId, parts) {
   const n = matrix.length, m = tokens.length;
   const room = parts.box();
   // presenter mode: cells as large as the panel allows, labels in the room's type size
-  const side = room.font ? Math.max(SIDE, room.font * 2.4) : SIDE;
+  const side = room.font ? Math.max(SIDE, Math.round(room.font * 2.4)) : SIDE;
   const labelRoom = labelRoomFor(room.font);
   const fitted = fitCell(n, m, room, side, room.tight ? 400 : MAX_CELL, labelRoom);
   const size = heatmapView.zoom ? Math.max(READABLE, fitted) : fitted;

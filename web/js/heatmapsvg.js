@@ -45,7 +45,7 @@ export function drawMatrix(plot, opts) {
   // the axis name "keys" just below the longest key label (as plotly's standoff), within the room below
   const longest = Math.max(0, ...keys.filter((_, k) => k % step === 0).map((t) => [...t].length));
   const below = Math.min(bottom - 4, 6 + longest * font * 0.45 + font * 1.6);
-  const width = left + m * size + (widths ? side : 0) + 10, height = top + n * size + Math.min(bottom, below + 8);
+  const width = left + m * size + (widths ? side : 0) + 10, height = top + n * size + Math.min(bottom, Math.ceil(below + 8));
   const id = `rasplay-hm-${++drawings}`;
   const root = svg("svg", { xmlns: NS, class: "heatmap-svg", width, height, viewBox: `0 0 ${width} ${height}`,
     "font-family": SANS, "font-size": font, role: "img" });
