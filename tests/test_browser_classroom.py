@@ -157,7 +157,7 @@ def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(brow
             # nothing scrolls the page; the stepped layer's head, the heatmap and the layer's values are on screen
             assert page.evaluate("document.scrollingElement.scrollHeight <= innerHeight + 1")
             assert inside_viewport(page, f"#diagram .head-box[data-layer='{layer}']")
-            assert inside_viewport(page, "#heatmap-plot .main-svg")
+            assert inside_viewport(page, "#heatmap-plot .heatmap-svg")
             assert inside_viewport(page, ".values-table tr.hot th.name")
             # the heatmap grows with the screen: cells of at least 24 px
             assert int(page.evaluate("document.getElementById('heatmap-plot').dataset.cell")) >= 24

@@ -101,7 +101,7 @@ export function drawMatrix(plot, opts) {
         fill: "#2a3f5f" }, column, String(w));
     });
     svg("text", { x: columnX + (side - 4) / 2, y: top + n * size + 4, "text-anchor": "middle", "dominant-baseline": "hanging",
-      "font-size": Math.min(font, 12) }, column, "width");
+      "font-size": font }, column, "width");
   }
   const marks = svg("g", { class: "marks", fill: "none" }, root);
   const cursor = svg("rect", { class: "cursor", width: size, height: size, fill: "none", stroke: "#1b1f24", "stroke-width": 2,
