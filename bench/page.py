@@ -2,10 +2,10 @@
 
 Prints, over several first visits (fresh browser contexts, empty cache), the time until the page is
 ready (editor, values and diagram usable: body[data-ready]) and until the first heatmap is drawn
-(plotly.js loaded); then, on a 32-token input, the time from Ctrl+Enter to the redrawn heatmap
-(median and max of several presses), measured with the page's own clock. Targets on 2 cores: page
-ready under 1 s, Ctrl+Enter to heatmap under 200 ms. The tests assert the behaviour (the page is
-ready without plotly.js, every Ctrl+Enter redraws); the figures live here.
+(the page's own SVG: no plotly.js on the first screen); then, on a 32-token input, the time from Ctrl+Enter
+to the redrawn heatmap (median and max of several presses), measured with the page's own clock. Targets on
+2 cores: page ready under 1 s, Ctrl+Enter to heatmap under 200 ms. The tests assert the behaviour (the first
+screen fetches no plotly.js, every Ctrl+Enter redraws); the figures live here.
 
     python bench/page.py [--visits 3] [--presses 8]
 """

@@ -213,7 +213,11 @@ def main() -> None:
     throttle = {"offline": False, "latency": args.rtt, "downloadThroughput": rate, "uploadThroughput": rate}
     source = (ROOT / "examples" / "reverse.rasp").read_text()
     with tempfile.TemporaryDirectory() as data:
-        server = Running(args.url, args.server_pid) if args.url else LiveServer(Path(data))
+        # the simulated class is one process on one address, where a class has an address per student: the
+        # server's limit of connections per address (64 by default) is raised above the burst's connections
+        # (a server given with --url: start it with --client-connections at least --concurrency)
+        server = Running(args.url, args.server_pid) if args.url else \
+            LiveServer(Path(data), "--client-connections", str(max(64, 2 * args.concurrency)))
         try:
             warm = wait_for_best_compression(server.url, timeout=20 if args.url else 120)
             with sync_playwright() as p:

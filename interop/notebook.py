@@ -2,11 +2,12 @@
 selector heatmaps; compiled heads given a compiled model; trained attention given a trained one) as an
 anywidget (the `notebook` extra), offline. The views are the page's own modules (web/js/*.js), sent
 to the front end as text and linked there by interop/widget.js. plotly.js is the page's partial bundle
-(web/vendor/plotly.min.js) and is not part of any widget's state: the first widget shown in a notebook page
-asks the kernel for it once (a custom message), and every later widget uses that copy, so a saved notebook
-carries no plotly.js at all. Each widget's mimebundle also holds a static HTML picture of its views (values,
-layers and heads, the selectors), shown where no widget can run (a notebook reopened without a kernel, a
-rendered notebook on the web). `RaspView.save_html(path)` writes the widget as one self-contained HTML file.
+(web/vendor/plotly.min.js) and is not part of any widget's state: the first widget of a notebook page that
+shows compiled or trained attention asks the kernel for it once (a custom message), and every later widget uses
+that copy, so a saved notebook carries no plotly.js at all (the selector heatmaps are the page's own SVG: a
+notebook of plain views never asks for plotly.js). Each widget's mimebundle also holds a static HTML picture
+of its views (values, layers and heads, the selectors), shown where no widget can run (a notebook reopened
+without a kernel, a rendered notebook on the web). `RaspView.save_html(path)` writes the widget as one self-contained HTML file.
 """
 from __future__ import annotations
 
@@ -17,8 +18,8 @@ from importlib import resources
 from pathlib import Path
 
 # The page modules the widget uses (api.js is replaced by an offline one in widget.js).
-PAGE_MODULES = ("values.js", "docmodel.js", "diagram.js", "layout.js", "heatmap.js", "plotly.js", "compile.js",
-                "forms.js", "state.js", "train.js")
+PAGE_MODULES = ("values.js", "docmodel.js", "diagram.js", "layout.js", "heatmap.js", "heatmapsvg.js", "plotly.js",
+                "compile.js", "forms.js", "state.js", "train.js")
 
 
 @lru_cache(maxsize=1)
@@ -180,8 +181,11 @@ def _script_json(value) -> str:
 
 def standalone_html(data: dict) -> str:
     """One HTML file with the widget rendered by a minimal host of anywidget's front-end API
-    (model.get), for viewing outside Jupyter (and for the browser test); it carries plotly.js and elkjs itself."""
-    state = {"modules": page_modules(), "plotly": plotly_source(), "elk": elk_source(), "data": data}
+    (model.get), for viewing outside Jupyter (and for the browser test); it carries elkjs itself, and plotly.js
+    where a view needs it (compiled or trained attention: the selector heatmap is the page's own SVG)."""
+    state = {"modules": page_modules(), "elk": elk_source(), "data": data}
+    if data.get("compiled") or data.get("overlay"):
+        state["plotly"] = plotly_source()
     return f"""<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>rasplay</title>
 <style>{widget_css()}</style></head>

@@ -62,7 +62,8 @@ function runPlotly(text) {
 
 // plotly.js and the layout engine (elkjs) once per notebook page: in no widget's state (a saved notebook
 // would carry a copy per widget); the first widget asks its kernel for each and every other widget of the
-// page waits for that copy. (A host that has them in the state, as the self-contained HTML file does, gives
+// page waits for that copy. plotly.js only where a view needs it: the compiled and trained attention (the
+// selector heatmap is the page's own SVG), so a notebook of plain views never asks for it. (A host that has them in the state, as the self-contained HTML file does, gives
 // them directly.)
 function shared(model, kind) {
   window.rasplayShared = window.rasplayShared || {};
@@ -110,7 +111,7 @@ async function render({ model, el }) {
   const data = model.get("data");
   const sources = { ...model.get("modules"), "api.js": apiModule(data), "elk.js": await shared(model, "elk") };
   const urls = link(sources);
-  await loadPlotly(model);
+  if (data.compiled || data.overlay) await loadPlotly(model);
   const [values, diagram, heatmap, docmodel, compile, train] = await Promise.all(
     ["values.js", "diagram.js", "heatmap.js", "docmodel.js", "compile.js", "train.js"].map((m) => import(urls[m])));
 

@@ -74,9 +74,28 @@ def drawn(page) -> int:
     return int(page.evaluate("document.getElementById('heatmap-plot').dataset.drawn || 0"))
 
 
+# The Program view's heatmap (web/js/heatmapsvg.js) keeps what it drew on its element: z (the 0/1 matrix), x and y
+# (key and query labels), widths, text (the dots), hover(q, k), cellCentre(q, k) and widthCentre(q) (page px).
+HEATMAP = "document.getElementById('heatmap-plot').heatmap"
+
+
 def heatmap_z(page):
     page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
-    return page.evaluate("document.getElementById('heatmap-plot').data[0].z")
+    return page.evaluate(f"{HEATMAP}.z")
+
+
+def heatmap_field(page, expression: str):
+    """A field of the drawn heatmap: heatmap_field(page, "widths"), heatmap_field(page, "hover(0, 4)")."""
+    heatmap_z(page)
+    return page.evaluate(f"{HEATMAP}.{expression}")
+
+
+def cell_centre(page, q: int, k: int) -> tuple[float, float]:
+    """Page coordinates of heatmap cell (query q, key k)."""
+    return tuple(heatmap_field(page, f"cellCentre({q}, {k})"))
+
+
+PLOTLY_FILE = re.compile(r"^http://127\.0\.0\.1:\d+(/v/\w+)?/vendor/plotly\.min\.js$")
 
 
 def set_program(page, source: str):
@@ -91,30 +110,33 @@ def set_program(page, source: str):
 
 # ------------------------------------------------------------------ the first visit
 
-def test_page_is_ready_without_plotly_and_shows_reverse(guarded, live_server):
-    """The editor, values and diagram are usable without plotly.js (1.5 MB): the page gets ready while
-    the server holds plotly.js back, and the heatmap appears once it arrives. How fast the page opens is
-    measured by bench/page.py, not asserted here."""
-    first = guarded.page()
-    plotly = {"released": False, "held": []}
+def test_the_first_screen_fetches_no_plotly_until_a_plotly_chart_is_opened(guarded, live_server):
+    """The Program view (editor, values, diagram, the selector heatmap in its own SVG) needs no plotly.js (the
+    app's largest file): a first visit does not fetch it, even once the network is idle after the first heatmap
+    and the user has hovered and clicked it. The first chart that needs plotly (the Compile view's compiled
+    attention) fetches it, once. (Bytes and timings: bench/page_weight.py.)"""
+    page = guarded.page()
+    fetched = []
+    page.on("request", lambda r: PLOTLY_FILE.match(r.url) and fetched.append(r.url))
+    open_app(page, live_server.url)
+    heatmap_z(page)
+    page.wait_for_load_state("networkidle")
+    x, y = cell_centre(page, 0, 4)
+    page.mouse.move(x, y)
+    page.mouse.click(x, y)
+    page.wait_for_function("() => document.getElementById('heatmap-note').textContent.includes('locked:')")
+    page.click("#diagram .head-box[data-layer='1']")
+    page.wait_for_function("() => document.getElementById('heatmap-title').textContent.includes('full_s')")
+    page.wait_for_load_state("networkidle")
+    assert fetched == [] and page.evaluate("typeof window.Plotly") == "undefined"
+    page.click("#tab-compile")
+    page.fill("#compile-max-len", "5")
+    page.click("#compile-start")
+    page.wait_for_selector("#compile-attention .overlay-plot[data-drawn='1']", timeout=60000)
+    assert len(fetched) == 1 and page.evaluate("typeof window.Plotly") == "object"
 
-    def hold(route):
-        if plotly["released"]:
-            route.continue_()
-        else:
-            plotly["held"].append(route)
 
-    first.route(re.compile(r"^http://127\.0\.0\.1:\d+(/v/\w+)?/vendor/plotly\.min\.js$"), hold)
-    # (the page's load event waits for the preloaded plotly.js: wait for the document, then for the page)
-    first.goto(live_server.url, wait_until="domcontentloaded")
-    first.wait_for_selector("body[data-ready='1']", timeout=15000)
-    assert first.evaluate("typeof window.Plotly") == "undefined"
-    assert first.locator(".values-table tbody tr").count() == 2 and first.locator("#diagram .layer-row").count() == 3
-    plotly["released"] = True
-    for route in plotly["held"]:
-        route.continue_()
-    first.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
-    assert first.evaluate("typeof window.Plotly") == "object"
+def test_page_shows_reverse(guarded, live_server):
     page = guarded.page()
     open_app(page, live_server.url)
     assert page.get_attribute("body", "data-editor") == "codemirror"
@@ -204,11 +226,11 @@ def test_edit_the_input_and_run_with_ctrl_enter(guarded, live_server):
 def test_heatmap_hover_names_both_sides_and_the_widths(guarded, live_server):
     page = guarded.page()
     open_app(page, live_server.url)
-    heatmap_z(page)
-    hover = page.evaluate("document.getElementById('heatmap-plot').data[0].customdata[0][4]")
-    assert hover.startswith("query 0 (h, query value 4) ← key 4 (o, key value 4)")
-    widths = page.evaluate("document.getElementById('heatmap-plot').data[1].z")
-    assert widths == [[1]] * 5
+    hover = heatmap_field(page, "hover(0, 4)")
+    assert hover == "query 0 (h, query value 4) ← key 4 (o, key value 4)\nselected"
+    assert heatmap_field(page, "widths") == [1] * 5
+    assert heatmap_field(page, "x") == ["k0 h", "k1 e", "k2 l", "k3 l", "k4 o"]
+    assert heatmap_field(page, "y") == ["q0 h", "q1 e", "q2 l", "q3 l", "q4 o"]
     below = page.inner_text("#heatmap-below")
     assert "result: reverse (per query)" in below and "aggregated: tokens (per key)" in below
 

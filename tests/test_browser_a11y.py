@@ -83,8 +83,8 @@ def test_the_heatmap_reads_as_text_and_marks_selected_cells_beyond_colour(guarde
     items = page.locator("#heatmap-list li").all_text_contents()
     assert items[0] == "query 0 (h): selects key 4 (o)" and items[4] == "query 4 (o): selects key 0 (h)", items
     assert page.get_attribute("#heatmap-plot", "role") == "application"
-    text = page.evaluate("document.getElementById('heatmap-plot').data[0].text")
-    z = page.evaluate("document.getElementById('heatmap-plot').data[0].z")
+    text = page.evaluate("document.getElementById('heatmap-plot').heatmap.text")
+    z = page.evaluate("document.getElementById('heatmap-plot').heatmap.z")
     assert all((t == "●") == bool(v) for row_t, row_z in zip(text, z) for t, v in zip(row_t, row_z))
     # keyboard use still works: Escape then Tab leaves the editor
     page.click(".cm-content")

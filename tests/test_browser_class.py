@@ -298,7 +298,7 @@ def test_presenter_text_is_large_the_heatmap_fills_its_panel_and_the_editor_foll
             assert smallest[0][0] >= 24 * size[0] / 1920 - 0.5, smallest
             # the heatmap fills its panel (in height or in width)
             fill = page.evaluate("""() => { const s = document.getElementById('heatmap-scroll');
-                const p = document.querySelector('#heatmap-plot .main-svg').getBoundingClientRect();
+                const p = document.querySelector('#heatmap-plot .heatmap-svg').getBoundingClientRect();
                 return Math.max(p.height / s.clientHeight, p.width / s.clientWidth); }""")
             assert fill >= 0.85, fill
             # the editor shows the stepped layer's definitions, marked
@@ -348,7 +348,7 @@ def test_a_640x480_embed_shows_the_code_values_and_heatmap_and_an_exercise_is_so
             const l = [...document.querySelectorAll('.cm-line')].find(l => { const r = l.getBoundingClientRect();
                 return r.top >= box.top - 1 && r.bottom <= box.bottom + 1; }); return l ? l.textContent : ''; }""")
         assert not first.startswith("#"), first
-        for sel in (".values-table tbody tr", "#heatmap-plot .main-svg", "#open-in-rasplay"):
+        for sel in (".values-table tbody tr", "#heatmap-plot .heatmap-svg", "#open-in-rasplay"):
             assert inner.evaluate(IN_VIEW, sel), sel
         assert inner.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
         host.screenshot(path=ARTIFACTS / "class-embed-640x480.png")

@@ -157,7 +157,7 @@ def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(brow
             # nothing scrolls the page; the stepped layer's head, the heatmap and the layer's values are on screen
             assert page.evaluate("document.scrollingElement.scrollHeight <= innerHeight + 1")
             assert inside_viewport(page, f"#diagram .head-box[data-layer='{layer}']")
-            assert inside_viewport(page, "#heatmap-plot .main-svg")
+            assert inside_viewport(page, "#heatmap-plot .heatmap-svg")
             assert inside_viewport(page, ".values-table tr.hot th.name")
             # the heatmap grows with the screen: cells of at least 24 px
             assert int(page.evaluate("document.getElementById('heatmap-plot').dataset.cell")) >= 24
@@ -364,11 +364,11 @@ def test_an_input_over_the_limit_clears_the_values_and_the_heatmap(guarded, serv
 
 def cell_geometry(page):
     """The heatmap's first column left edge, its cell size, and the left edges of the first row of cells below."""
-    return page.evaluate("""() => { const plot = document.getElementById('heatmap-plot');
-        const xa = plot._fullLayout.xaxis; const left = plot.getBoundingClientRect().left + xa._offset;
+    return page.evaluate("""() => { const h = document.getElementById('heatmap-plot').heatmap;
+        const left = h.svg.getBoundingClientRect().left + h.left;
         const cells = [...document.querySelectorAll('#heatmap-below .below-row:nth-child(2) .below-cell')]
             .map(c => c.getBoundingClientRect().left);
-        return {left, size: xa._length / plot.data[0].x.length, cells}; }""")
+        return {left, size: h.size, cells}; }""")
 
 
 def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarded, server):
@@ -377,16 +377,16 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
     set_program(page, REVERSE_OPP)
     # spaces get a visible symbol
     set_input(page, "a b")
-    page.wait_for_function("() => document.getElementById('heatmap-plot').data[0].x.join('|') === 'k0 a|k1 ␣|k2 b'")
+    page.wait_for_function("() => document.getElementById('heatmap-plot').heatmap.x.join('|') === 'k0 a|k1 ␣|k2 b'")
     assert "␣" in page.inner_text(".values-table thead")
     for n in (32, 256):
         text = ("the quick brown fox jumps over a lazy dog " * 7)[:n]
         set_input(page, text)
-        page.wait_for_function(f"() => document.getElementById('heatmap-plot').data[0].x.length === {n}")
+        page.wait_for_function(f"() => document.getElementById('heatmap-plot').heatmap.x.length === {n}")
         page.wait_for_timeout(300)
         # fitted: the whole matrix inside its panel, no horizontal scrolling needed
         fits = page.evaluate("""() => { const s = document.getElementById('heatmap-scroll');
-            const p = document.querySelector('#heatmap-plot .main-svg').getBoundingClientRect();
+            const p = document.querySelector('#heatmap-plot .heatmap-svg').getBoundingClientRect();
             return p.width <= s.clientWidth + 1; }""")
         assert fits, f"the {n}-token heatmap does not fit its panel"
         g = cell_geometry(page)
@@ -399,23 +399,21 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
     page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.mode === 'zoom' && "
                            "Number(document.getElementById('heatmap-plot').dataset.cell) >= 18")
     page.wait_for_timeout(500)
-    visible = page.evaluate("""() => { const plot = document.getElementById('heatmap-plot');
-        const z = plot.data[0].z; const s = document.getElementById('heatmap-scroll').getBoundingClientRect();
-        const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis; const r = plot.getBoundingClientRect();
-        const size = xa._length / z[0].length; let seen = 0;
+    visible = page.evaluate("""() => { const h = document.getElementById('heatmap-plot').heatmap;
+        const z = h.z; const s = document.getElementById('heatmap-scroll').getBoundingClientRect();
+        const r = h.svg.getBoundingClientRect(); const size = h.size; let seen = 0;
         z.forEach((row, q) => row.forEach((v, k) => { if (!v) return;
-            const x = r.left + xa._offset + k * size, y = r.top + ya._offset + q * size;
+            const x = r.left + h.left + k * size, y = r.top + h.top + q * size;
             if (x >= s.left && x + size <= s.right && y >= s.top && y + size <= s.bottom) seen++; }));
         return seen; }""")
     assert visible >= 1, "the zoomed view shows no selected cell"
-    # the box scrolled away from plotly's axis labels: pinned copies name the rows and columns in view,
+    # the box scrolled away from the heatmap's own axis labels: pinned copies name the rows and columns in view,
     # each lined up with its row or column
-    pins = page.evaluate("""() => { const plot = document.getElementById('heatmap-plot');
-        const z = plot.data[0].z; const s = document.getElementById('heatmap-scroll').getBoundingClientRect();
-        const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis; const r = plot.getBoundingClientRect();
-        const size = xa._length / z[0].length; const out = [];
+    pins = page.evaluate("""() => { const h = document.getElementById('heatmap-plot').heatmap;
+        const z = h.z; const s = document.getElementById('heatmap-scroll').getBoundingClientRect();
+        const r = h.svg.getBoundingClientRect(); const size = h.size; const out = [];
         z.forEach((row, q) => row.forEach((v, k) => { if (!v) return;
-            const x = r.left + xa._offset + k * size, y = r.top + ya._offset + q * size;
+            const x = r.left + h.left + k * size, y = r.top + h.top + q * size;
             if (x < s.left + 80 || x + size > s.right || y < s.top + 40 || y + size > s.bottom) return;
             const ql = document.querySelector(`.pinned-queries [data-q="${q}"]`).getBoundingClientRect();
             const kl = document.querySelector(`.pinned-keys [data-k="${k}"]`).getBoundingClientRect();

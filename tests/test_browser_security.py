@@ -8,7 +8,7 @@ import re
 import pytest
 
 from rasplay.server.links import link_fragment
-from test_browser import Guarded, heatmap_z, open_app, runs, set_program, wait_for_run
+from test_browser import Guarded, cell_centre, heatmap_field, heatmap_z, open_app, runs, set_program, wait_for_run
 
 pytestmark = pytest.mark.browser
 
@@ -120,20 +120,12 @@ def test_a_short_link_with_html_in_its_program_is_shown_as_text(watched, live_se
     assert_inert(page)
 
 
-def cell_centre(page, q: int, k: int) -> tuple[float, float]:
-    """Page coordinates of heatmap cell (query q, key k)."""
-    return tuple(page.evaluate("""([q, k]) => {
-      const plot = document.getElementById('heatmap-plot'), L = plot._fullLayout, box = plot.getBoundingClientRect();
-      return [box.left + L.xaxis._offset + L.xaxis.l2p(k), box.top + L.yaxis._offset + L.yaxis.l2p(q)];
-    }""", [q, k]))
-
-
 def test_a_click_on_a_cell_with_a_hostile_input_token_locks_a_text_caption(watched, live_server):
     state = {"source": "same = select(tokens, tokens, ==);\nr = aggregate(same, tokens);",
              "inputs": [[PAYLOAD, "b", "c"]], "selection": "r"}
     page = opened(watched, link(live_server, state))
-    assert page.evaluate("document.getElementById('heatmap-plot').data[0].y")[0] == \
-        "q0 &lt;img src=x id=pwned onerror=alert(1)&gt;"   # plotly's markup shows it as text too
+    assert heatmap_field(page, "y")[0] == f"q0 {PAYLOAD}"   # the axis label is set as text
+    assert page.locator("#heatmap-plot svg text", has_text=PAYLOAD).count() == 2   # the query and the key label
     x, y = cell_centre(page, 0, 0)
     page.mouse.move(x, y)
     page.mouse.click(x, y)
@@ -144,11 +136,7 @@ def test_a_click_on_a_cell_with_a_hostile_input_token_locks_a_text_caption(watch
         in note
     assert_inert(page)
     # a click on the widths column locks nothing new
-    x2, y2 = page.evaluate("""() => {
-      const plot = document.getElementById('heatmap-plot'), L = plot._fullLayout, box = plot.getBoundingClientRect();
-      return [box.left + L.xaxis2._offset + L.xaxis2.l2p(0), box.top + L.yaxis._offset + L.yaxis.l2p(1)];
-    }""")
-    page.mouse.click(x2, y2)
+    page.mouse.click(*heatmap_field(page, "widthCentre(1)"))
     page.wait_for_timeout(300)
     assert page.text_content("#heatmap-note") == note
 
@@ -159,10 +147,10 @@ def test_the_hover_label_of_a_hostile_token_is_text(watched, live_server):
     page = opened(watched, link(live_server, state))
     x, y = cell_centre(page, 1, 1)
     page.mouse.move(x, y)
-    page.wait_for_selector("#heatmap-plot .hoverlayer .hovertext")
-    label = page.text_content("#heatmap-plot .hoverlayer .hovertext")
+    page.wait_for_selector("#heatmap-plot .heatmap-hover:not([hidden])")
+    label = page.text_content("#heatmap-plot .heatmap-hover")
     assert "<a href='http://example.com'>x</a>" in label
-    assert page.locator("#heatmap-plot .hoverlayer a").count() == 0
+    assert page.locator("#heatmap-plot a").count() == 0
 
 
 # ------------------------------------------------------------------ the page in normal use, under its CSP
@@ -177,7 +165,7 @@ def test_normal_use_trips_no_csp_violation(watched, live_server):
     heatmap_z(page)
     x, y = cell_centre(page, 0, 0)
     page.mouse.move(x, y)
-    page.wait_for_selector("#heatmap-plot .hoverlayer .hovertext")
+    page.wait_for_selector("#heatmap-plot .heatmap-hover:not([hidden])")
     with page.expect_download():
         page.click("button[data-export='heatmap'][data-format='png']")
     for fmt in ("svg", "png"):
@@ -221,17 +209,21 @@ CLOUD = re.compile(r"share|cloud|chart studio|edit in|plotly", re.I)
 
 
 def test_plotly_offers_no_link_or_upload_to_its_cloud(watched, live_server):
+    """plotly.js draws the Compile and Train views' charts (the Program view's heatmap is the page's own SVG)."""
     page = watched.page()
     open_app(page, live_server.url)
-    heatmap_z(page)
-    plot = page.locator("#heatmap-plot")
+    page.click("#tab-compile")
+    page.fill("#compile-max-len", "5")
+    page.click("#compile-start")
+    plot_sel = "#compile-attention .overlay-plot[data-drawn='1']"
+    page.wait_for_selector(plot_sel, timeout=30000)
+    plot = page.locator(plot_sel).first
     plot.hover()
-    page.wait_for_selector("#heatmap-plot .modebar-btn")
-    titles = page.eval_on_selector_all("#heatmap-plot .modebar-btn", "bs => bs.map((b) => b.getAttribute('data-title'))")
+    page.wait_for_selector(f"{plot_sel} .modebar-btn")
+    titles = plot.locator(".modebar-btn").evaluate_all("bs => bs.map((b) => b.getAttribute('data-title'))")
     assert "Download plot as a png" in titles or any("png" in (t or "").lower() for t in titles)
     assert [t for t in titles if t and CLOUD.search(t)] == []
-    assert page.eval_on_selector_all("#heatmap-plot a", "as => as.map((a) => a.href)") == []
-    assert page.locator("#heatmap-plot [data-attr='sendChartToCloud'], #heatmap-plot .plotlyjsicon").count() == 0
-    config = page.evaluate("""() => { const c = document.getElementById('heatmap-plot')._context;
-      return [c.showSendToCloud, c.plotlyServerURL, c.displaylogo]; }""")
+    assert plot.locator("a").evaluate_all("as => as.map((a) => a.href)") == []
+    assert plot.locator("[data-attr='sendChartToCloud'], .plotlyjsicon").count() == 0
+    config = plot.evaluate("(p) => [p._context.showSendToCloud, p._context.plotlyServerURL, p._context.displaylogo]")
     assert config == [False, "", False]

@@ -176,6 +176,8 @@ def test_provenance_steps_back_one_layer_at_a_time_in_presenter_mode(guarded, li
     assert page.inner_text("#layer-label") == "Layer 2 of 4"
     assert "same_depth_opens" in page.text_content("#heatmap-title")
     page.wait_for_function("() => Number(document.getElementById('heatmap-plot').dataset.provenanceShapes) > 0")
+    assert page.locator("#heatmap-plot svg .marks rect").count() == \
+        int(page.get_attribute("#heatmap-plot", "data-provenance-shapes"))     # drawn over the heatmap's cells
     page.keyboard.press("[")
     page.wait_for_function("() => document.getElementById('provenance-bar').dataset.step === '1'")
     assert any(u.startswith("h:1") for u in page_highlights(page)[1])

@@ -183,7 +183,7 @@ def test_a_training_result_is_shown_only_on_its_own_example_input():
         view_data(REVERSE, ["hel"], trained=result)
 
 
-HOST = """<!doctype html><html><head><meta charset="utf-8"></head><body><div id="a"></div><div id="b"></div>
+HOST = """<!doctype html><html><head><meta charset="utf-8"></head><body>
 <script type="module">
 const esm = %s;
 const widget = await import(URL.createObjectURL(new Blob([esm], { type: "text/javascript" })));
@@ -199,25 +199,35 @@ function host(state) {
         for (const [n, f] of [...listeners]) if (n === "msg:custom") f({ kind: msg.kind, source }); }); } };
 }
 const states = %s;
-await Promise.all([widget.default.render({ model: host(states[0]), el: document.getElementById("a") }),
-                   widget.default.render({ model: host(states[1]), el: document.getElementById("b") })]);
+await Promise.all(states.map((state) => widget.default.render({ model: host(state),
+  el: document.body.appendChild(document.createElement("div")) })));
 document.body.dataset.rendered = "1";
 </script></body></html>"""
 
 
-def test_two_widgets_on_one_page_ask_for_plotly_and_the_layout_engine_once(browser, served):
+def test_widgets_on_one_page_ask_for_the_layout_engine_once_and_for_plotly_once_where_a_view_needs_it(browser, served):
+    """Plain views (values, diagram, the selector heatmap in the page's own SVG) never ask for plotly.js; a page
+    with compiled views asks for it once, however many widgets show them."""
     import json
 
     folder, base = served
-    states = [{"modules": w.modules, "data": w.data} for w in (rasplay.show(REVERSE, ["hello"]),
-                                                               rasplay.show(REVERSE, ["hel"]))]
+    plain = [rasplay.show(REVERSE, ["hello"]), rasplay.show(REVERSE, ["hel"])]
+    compiled = rasplay.show(REVERSE, ["hello"], compiled=rasplay.compile(REVERSE, vocab="helo", max_len=6))
     (folder / "plotly.js").write_bytes((ROOT / "web/vendor/plotly.min.js").read_bytes())
     (folder / "elk.js").write_bytes((ROOT / "web/vendor/elk.bundle.js").read_bytes())
-    (folder / "two.html").write_text(HOST % (json.dumps(widget_esm()), json.dumps(states).replace("<", "\\u003c")))
-    guard = Guarded(browser)
-    page = guard.page()
-    page.goto(f"{base}/two.html")
-    page.wait_for_selector("body[data-rendered='1']", timeout=120_000)
-    assert page.evaluate("window.asked") == {"plotly": 1, "elk": 1}
-    page.wait_for_function("document.querySelectorAll('.heatmap-plot[data-drawn]').length === 2", timeout=60_000)
-    guard.close()
+    for name, widgets, asked in (("plain.html", plain, {"elk": 1}),
+                                 ("mixed.html", [plain[0], compiled, plain[1], compiled], {"plotly": 1, "elk": 1})):
+        states = [{"modules": w.modules, "data": w.data} for w in widgets]
+        (folder / name).write_text(HOST % (json.dumps(widget_esm()), json.dumps(states).replace("<", "\\u003c")))
+        guard = Guarded(browser)
+        page = guard.page()
+        page.goto(f"{base}/{name}")
+        page.wait_for_selector("body[data-rendered='1']", timeout=120_000)
+        assert page.evaluate("window.asked") == asked, name
+        page.wait_for_function(f"document.querySelectorAll('.heatmap-plot[data-drawn]').length === {len(widgets)}",
+                               timeout=60_000)
+        if "plotly" in asked:
+            page.wait_for_selector(".compile-attention .overlay-plot[data-drawn='1']", timeout=60_000)
+        else:
+            assert page.evaluate("typeof window.Plotly") == "undefined"
+        guard.close()

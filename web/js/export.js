@@ -1,4 +1,7 @@
-// PNG and SVG export of any heatmap (through plotly) or of the layer x head diagram.
+// PNG and SVG export of the selector heatmap (our own SVG, heatmapsvg.js), of a plotly chart (through plotly)
+// or of the layer x head diagram.
+
+import { heatmapSvgText } from "./heatmapsvg.js";
 
 const STYLE_PROPS = ["fill", "stroke", "stroke-width", "opacity", "font-family", "font-size", "font-weight", "font-style"];
 
@@ -29,14 +32,17 @@ function svgBlob(svgElement) {
 }
 
 async function pngFromSvg(svgElement) {
-  const blob = svgBlob(svgElement);
+  return pngFromBlob(svgBlob(svgElement), svgElement.width.baseVal.value, svgElement.height.baseVal.value);
+}
+
+async function pngFromBlob(blob, width, height) {
   const url = URL.createObjectURL(blob);
   const img = new Image();
   await new Promise((resolve, reject) => { img.onload = resolve; img.onerror = reject; img.src = url; });
   const scale = 2;
   const canvas = document.createElement("canvas");
-  canvas.width = svgElement.width.baseVal.value * scale;
-  canvas.height = svgElement.height.baseVal.value * scale;
+  canvas.width = width * scale;
+  canvas.height = height * scale;
   const ctx = canvas.getContext("2d");
   ctx.fillStyle = "#fff";
   ctx.fillRect(0, 0, canvas.width, canvas.height);
@@ -55,6 +61,12 @@ export async function exportDiagram(container, format, name = "rasplay-diagram")
 
 // The heatmap as drawn, with `title` above it (room made for it), saved as `name`.format.
 export async function exportHeatmap(plot, format, name = "rasplay-heatmap", title = "") {
+  if (plot.heatmap && plot.heatmap.svg.isConnected) {
+    const { text, width, height } = heatmapSvgText(plot, title);
+    const blob = new Blob([text], { type: "image/svg+xml" });
+    download(format === "svg" ? blob : await pngFromBlob(blob, width, height), `${name}.${format}`);
+    return;
+  }
   if (!window.Plotly || !plot.data) throw new Error("no heatmap to export yet");
   const layout = { ...plot.layout };
   if (title) {

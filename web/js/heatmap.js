@@ -1,16 +1,19 @@
-// Selector heatmaps (plotly.js, served locally): queries as rows, keys as columns, both axes labelled
-// with position and token; selected cells filled; hover names both sides; a side column with each
-// row's selector width; below, the aggregated values and the results.
+// Selector heatmaps: queries as rows, keys as columns, both axes labelled with position and token;
+// selected cells filled; hover names both sides; a side column with each row's selector width; below,
+// the aggregated values and the results. The Program view's heatmap is our own small SVG (heatmapsvg.js),
+// so a first visit needs no plotly.js; the Compile and Train views' heatmaps (attention as a colour ramp
+// with the selector outlined, drawHeatmap) use plotly.js, which they load when they are first shown.
 
 import { displayName, graphIndex, selectorOf, traced, usersOfSelector } from "./docmodel.js";
-import { loadPlotly, plotlyConfig, plotlyReady, plotlyText } from "./plotly.js";
+import { drawMatrix } from "./heatmapsvg.js";
+import { plotlyConfig, plotlyText } from "./plotly.js";
 import { el, formatValue } from "./values.js";
 
 export const SELECTED = "#0072B2";   // Okabe–Ito blue
 export const EMPTY = "#f1f3f6";
 
-const LABEL_ROOM = 76;
-const TOP_ROOM = 30;       // px above the matrix: plotly's mode bar sits there, not over the first cells     // px left of and below the matrix for the position/token labels
+const LABEL_ROOM = 76;     // px left of and below the matrix for the position/token labels
+const TOP_ROOM = 30;       // px above the matrix (plotly's mode bar sits there in the Compile and Train views)
 const SIDE = 46;           // px of the width column
 const MIN_CELL = 2, MAX_CELL = 30, READABLE = 18;
 
@@ -27,8 +30,9 @@ export function fitCell(n, m, box, side = SIDE, largest = MAX_CELL, labelRoom = 
 
 // Positions numbered as in the Program view (the first token is 0); a BOS position before them
 // (`offset` 1: compiled and trained models) is labelled BOS.
-function tickLabels(tokens, prefix, offset = 0) {
-  return tokens.map((t, i) => (i < offset ? `${prefix} BOS` : `${prefix}${i - offset} ${plotlyText(formatValue(t))}`));
+// `escape`: for plotly's markup (plotlyText); the SVG heatmap sets its labels as text.
+function tickLabels(tokens, prefix, offset = 0, escape = plotlyText) {
+  return tokens.map((t, i) => (i < offset ? `${prefix} BOS` : `${prefix}${i - offset} ${escape(formatValue(t))}`));
 }
 
 // The room left of and below the matrix for labels of `font` px (presenter mode: larger type).
@@ -142,12 +146,11 @@ function cellText(tokens, matrix, keyValues, queryValues, q, k) {
     (matrix[q][k] ? "selected" : "not selected");
 }
 
-// The hover text of every cell: both sides escaped once per side, "selected" in bold.
-function hoverText(tokens, matrix, keyValues, queryValues) {
-  const side = (role, i, values) => plotlyText(`${role} ${i} (${formatValue(tokens[i])}` +
-    `${values ? `, ${role} value ${formatValue(values[i])}` : ""})`);
-  const queries = tokens.map((_, q) => side("query", q, queryValues)), keys = tokens.map((_, k) => side("key", k, keyValues));
-  return matrix.map((row, q) => row.map((v, k) => `${queries[q]} ← ${keys[k]}<br>${v ? "<b>selected</b>" : "not selected"}`));
+// The hover text of cell (q, k) as lines of plain text: both sides, then whether the key is selected.
+function hoverLinesAt(tokens, matrix, keyValues, queryValues) {
+  const side = (role, i, values) => `${role} ${i} (${formatValue(tokens[i])}` +
+    `${values ? `, ${role} value ${formatValue(values[i])}` : ""})`;
+  return (q, k) => [`${side("query", q, queryValues)} ← ${side("key", k, keyValues)}`, matrix[q][k] ? "selected" : "not selected"];
 }
 
 // Plain words for the library's own selectors and for constants used as keys or queries.
@@ -283,19 +286,13 @@ function firstSelected(matrix) {
 // keyboard cursor, read aloud), box() -> {width, height} px the fitted heatmap may take.
 export function showSelector(doc, nodeId, parts) {
   const { plot, title, note, below, readout } = parts;
-  if (!plotlyReady()) {
-    title.textContent = "Selector";
-    note.textContent = "loading the heatmap view…";
-    loadPlotly().then(() => showSelector(doc, nodeId, parts)).catch((e) => { note.textContent = e.message; });
-    return selectorOf(doc, nodeId);
-  }
   const selId = selectorOf(doc, nodeId);
   below.replaceChildren();
   readout.textContent = "";
   if (selId === null || selId === undefined || !doc.trace) {
     title.textContent = "Selector";
     note.textContent = "Click a selector, an aggregate or a head to see its attention pattern.";
-    plot.hidden = true;  // (not Plotly.purge: a redraw plotly still has scheduled would fail on it)
+    plot.hidden = true;
     return null;
   }
   const matrix = traced(doc, selId);
@@ -317,19 +314,34 @@ export function showSelector(doc, nodeId, parts) {
   const n = matrix.length, m = tokens.length;
   const room = parts.box();
   // presenter mode: cells as large as the panel allows, labels in the room's type size
-  const side = room.font ? Math.max(SIDE, room.font * 2.4) : SIDE;
-  const fitted = fitCell(n, m, room, side, room.tight ? 400 : MAX_CELL, labelRoomFor(room.font));
+  const side = room.font ? Math.max(SIDE, Math.round(room.font * 2.4)) : SIDE;
+  const labelRoom = labelRoomFor(room.font);
+  const fitted = fitCell(n, m, room, side, room.tight ? 400 : MAX_CELL, labelRoom);
   const size = heatmapView.zoom ? Math.max(READABLE, fitted) : fitted;
   plot.dataset.mode = heatmapView.zoom ? "zoom" : "fit";
+  plot.dataset.cell = String(size);
   const target = heatmapView.cursor && heatmapView.cursor[0] < n && heatmapView.cursor[1] < m
     ? heatmapView.cursor : firstSelected(matrix);
-  drawHeatmap(plot, { matrix, tokens, hover: hoverText(tokens, matrix, keyValues, queryValues), widths, size,
-    labelFont: room.font || null })
-    .then(() => {
-      plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
-      if (target) scrollToCell(parts.scroller, size, target[0], target[1]);
-      pinAxes(parts.scroller, tokens.slice(0, n), tokens, size, heatmapView.zoom && size >= READABLE);
-    });
+  const hover = hoverLinesAt(tokens, matrix, keyValues, queryValues);
+  const say = (q, k, locked = false) => {
+    readout.textContent = `${locked ? "locked: " : ""}${cellText(tokens, matrix, keyValues, queryValues, q, k)}` +
+      ` (query ${q} selects ${widths[q]} key${widths[q] === 1 ? "" : "s"})`;
+  };
+  const lock = (q, k) => {
+    heatmapView.cursor = [q, k];
+    say(q, k, true);
+    renderNote(note, doc, selId);
+    note.append(el("br"), `locked: ${cellText(tokens, matrix, keyValues, queryValues, q, k)}`);
+    if (!heatmapView.zoom && size < READABLE && parts.onZoom) parts.onZoom();   // a small map: click zooms there
+  };
+  const drawn = drawMatrix(plot, { matrix, keys: tickLabels(tokens, "k", 0, String), queries: tickLabels(tokens.slice(0, n), "q", 0, String),
+    widths, size, left: labelRoom, top: TOP_ROOM, bottom: labelRoom, side,
+    font: room.font || (size < 12 ? 9 : size >= 40 ? 15 : 11), labelEvery: room.font || 12, colours: { selected: SELECTED, empty: EMPTY },
+    title: displayName(doc, selId), hover,
+    widthHover: (q) => `query ${q}: selects ${widths[q]} key${widths[q] === 1 ? "" : "s"}`, onLock: lock });
+  plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
+  if (target) scrollToCell(parts.scroller, size, target[0], target[1]);
+  pinAxes(parts.scroller, tokens.slice(0, n), tokens, size, heatmapView.zoom && size >= READABLE);
 
   // below: what the heads built on this selector read (per key) and produce (per query), one cell
   // under each column
@@ -348,21 +360,6 @@ export function showSelector(doc, nodeId, parts) {
   belowRows(below, rows, size, m);
   if (parts.list) parts.list.replaceChildren(...selectionItems(tokens, matrix));
 
-  const say = (q, k, locked = false) => {
-    readout.textContent = `${locked ? "locked: " : ""}${cellText(tokens, matrix, keyValues, queryValues, q, k)}` +
-      ` (query ${q} selects ${widths[q]} key${widths[q] === 1 ? "" : "s"})`;
-  };
-  plot.removeAllListeners && plot.removeAllListeners("plotly_click");
-  plot.on && plot.on("plotly_click", (ev) => {
-    const p = ev.points && ev.points[0];
-    if (!p || p.curveNumber !== 0) return;
-    const q = p.pointIndex[0], k = p.pointIndex[1];
-    heatmapView.cursor = [q, k];
-    say(q, k, true);
-    renderNote(note, doc, selId);
-    note.append(el("br"), `locked: ${cellText(tokens, matrix, keyValues, queryValues, q, k)}`);
-    if (!heatmapView.zoom && size < READABLE && parts.onZoom) parts.onZoom();   // a small map: click zooms there
-  });
   plot.onkeydown = (e) => {
     const moves = { ArrowUp: [-1, 0], ArrowDown: [1, 0], ArrowLeft: [0, -1], ArrowRight: [0, 1] };
     let [q, k] = heatmapView.cursor || target || [0, 0];
@@ -377,7 +374,7 @@ export function showSelector(doc, nodeId, parts) {
     heatmapView.cursor = [q, k];
     say(q, k, e.key === "Enter" || e.key === " ");
     plot.dataset.cursor = `${q},${k}`;
-    try { window.Plotly.Fx.hover(plot, [{ curveNumber: 0, pointNumber: [q, k] }]); } catch (err) { /* not drawn yet */ }
+    drawn.point(q, k);
     if (heatmapView.zoom || size >= READABLE) scrollToCell(parts.scroller, size, q, k);
     placePinned(parts.scroller);
   };

@@ -12,7 +12,6 @@ import { $, embedMode, page, setStatus, solveMode, toast } from "./page.js";
 import { stepLayer } from "./presenter.js";
 import { renderInputs, select } from "./programview.js";
 import { initProvenance } from "./provenance.js";
-import { loadPlotly } from "./plotly.js";
 import { runNow, scheduleRun } from "./run.js";
 import { linkFor, shareable, state } from "./state.js";
 import { checkTrainingAvailable } from "./train.js";
@@ -23,9 +22,6 @@ page.run = runNow;
 page.scheduleRun = scheduleRun;
 
 async function main() {
-  // the first heatmap needs plotly.js: it runs while the page waits for its program and first evaluation
-  // (index.html preloads the file); the page is ready without it all the same
-  loadPlotly().catch(() => { /* told below, once the page is ready */ });
   if (embedMode) {
     document.body.classList.add("embed");
     document.body.classList.toggle("solve", solveMode);
@@ -62,7 +58,6 @@ async function main() {
   }
   if (!embedMode) checkTrainingAvailable().catch(() => null);   // the Train tab says so when this server cannot train
   document.body.dataset.ready = "1";
-  loadPlotly().then(() => { document.body.dataset.plotly = "1"; }).catch((e) => toast(e.message));
   // hooks for tests and the curious: the state and the run timings
   window.rasplay = { state, timings: page.timings, runNow, select };
 }

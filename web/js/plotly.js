@@ -1,7 +1,8 @@
 // plotly.js (web/vendor/plotly.min.js: a partial bundle of plotly's core, with its scatter trace, and the
-// heatmap trace; recipe in web/vendor/plotly-build) is the page's largest file: it is loaded after the page's first render, so the editor, values and
-// diagram are usable at once. Its URL is relative to this module, so it comes from the same (versioned,
-// immutable) tree of the app as the module itself.
+// heatmap trace; recipe in web/vendor/plotly-build) is the app's largest file, and the first screen does not
+// need it (the Program view's heatmap is our own SVG, heatmapsvg.js): it is loaded the first time a chart that
+// needs it is shown (the Compile and Train views' attention heatmaps and curves, the length study). Its URL is
+// relative to this module, so it comes from the same (versioned, immutable) tree of the app as the module itself.
 
 let loading = null;
 

@@ -128,23 +128,17 @@ export function readsOf(selectorId) {
 
 function highlightHeatmap() {
   const plot = $("heatmap-plot");
-  if (!plot || !window.Plotly || !plot.layout || !state.doc) return;
+  if (!plot || !plot.heatmap || !state.doc) return;
   const id = resolve(state.doc, state.selection);
   const selector = id === null ? null : selectorOf(state.doc, id);
   const reads = selector === null ? null : readsOf(selector);
-  const others = (plot.layout.shapes || []).filter((s) => s.name !== "provenance");
+  const m = plot.heatmap.x.length;
   const mine = [];
-  const m = (plot.data && plot.data[0] && plot.data[0].x) ? plot.data[0].x.length : 0;
   for (const r of reads || []) {
-    mine.push({ name: "provenance", type: "rect", xref: "x", yref: "y", x0: -0.5, x1: m - 0.5, y0: r.query - 0.5, y1: r.query + 0.5,
-      line: { color: "#D55E00", width: 2 }, fillcolor: "rgba(0,0,0,0)" });
-    for (const k of r.keys) {
-      mine.push({ name: "provenance", type: "rect", xref: "x", yref: "y", x0: k - 0.5, x1: k + 0.5, y0: r.query - 0.5, y1: r.query + 0.5,
-        line: { color: "#D55E00", width: 3 }, fillcolor: "rgba(230,159,0,0.45)" });
-    }
+    mine.push({ q0: r.query, q1: r.query, k0: 0, k1: m - 1, stroke: "#D55E00", width: 2 });
+    for (const k of r.keys) mine.push({ q0: r.query, q1: r.query, k0: k, k1: k, stroke: "#D55E00", width: 3, fill: "rgba(230,159,0,0.45)" });
   }
-  if (!mine.length && others.length === (plot.layout.shapes || []).length) return;
-  window.Plotly.relayout(plot, { shapes: [...others, ...mine] });
+  plot.heatmap.mark(mine);
   plot.dataset.provenanceShapes = String(mine.length);
 }
 
