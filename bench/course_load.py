@@ -61,7 +61,11 @@ class Figures:
 
 
 def client_for(address: str) -> httpx.AsyncClient:
-    return httpx.AsyncClient(timeout=120, transport=httpx.AsyncHTTPTransport(local_address=address))
+    # An idle connection is reused for at most 2 s: uvicorn closes one idle for 5 s (its keep-alive), and a
+    # request sent on a connection the server is closing at that moment fails with "Server disconnected"
+    # (a browser retries such a request; httpx does not). httpx's default expiry, 5 s, races with it.
+    return httpx.AsyncClient(timeout=120, limits=httpx.Limits(keepalive_expiry=2),
+                             transport=httpx.AsyncHTTPTransport(local_address=address))
 
 
 async def student(urls: list[str], address: str, stop_at: float, rng: random.Random, exercise: dict, figures: Figures):
