@@ -1,17 +1,17 @@
 """Training and compiler work through Celery, with Redis as broker and result backend
 (`rasplay serve --broker redis://...` on every replica, `rasplay worker --broker redis://...` on any
-machine). Only this module and jobs_shared.py import celery and redis (the `course` extra); without a
+machine). Only this module and training_board.py import celery and redis (the `course` extra); without a
 broker nothing here is imported.
 
 A worker is two Celery workers (thread pools), one per queue, each in a process of its own, so that long
 trainings never hold up compiler requests:
 
-* `rasplay-train`: a task per training job. The job runs in the worker's own jobs.JobManager (the same
-  runner, server/train_job.py, with its warm spare processes, time limit and memory watchdog as in
+* `rasplay-train`: a task per training job. The job runs in the worker's own training_jobs.JobManager (the same
+  runner, server/training_run.py, with its warm spare processes, time limit and memory watchdog as in
   `rasplay serve`); the task forwards the job's progress events to the job board in Redis
-  (jobs_shared.JobBoard), renews the job's lease every second, and stops the job when a cancel is
+  (training_board.JobBoard), renews the job's lease every second, and stops the job when a cancel is
   asked or no page follows it any more.
-* `rasplay-heavy`: compile, run, soft study and weights, run in the worker's own workers.WorkerPool
+* `rasplay-heavy`: compile, run, soft study and weights, run in the worker's own process_pool.WorkerPool
   (with its time and memory limits); the result goes back through Celery's Redis result backend.
 """
 from __future__ import annotations
@@ -29,7 +29,7 @@ import time
 
 import orjson
 
-from .jobs_shared import HEAVY_QUEUE, HEAVY_TASK, TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
+from .training_board import HEAVY_QUEUE, HEAVY_TASK, TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
 
 log = logging.getLogger("rasplay.worker")
 RESULT_PREFIX = "celery-task-meta-"   # Celery's key of a task's result in its Redis result backend
@@ -66,7 +66,7 @@ class Runtime:
     (training) or the heavy pool (compiler work), and the job board."""
 
     def __init__(self, url: str, settings, queue: str):
-        from .jobs_shared import JobBoard
+        from .training_board import JobBoard
 
         self.settings, self.queue, self.url = settings, queue, url
         self.name = f"{queue}@{socket.gethostname()}:{os.getpid()}"
@@ -84,12 +84,12 @@ class Runtime:
         return cls(url, orphan_after)
 
     async def _start(self) -> None:
-        from .jobs import JobManager
-        from .workers import WorkerPool
+        from .training_jobs import JobManager
+        from .process_pool import WorkerPool
 
         s = self.settings
         if self.queue == "train":
-            self.jobs = JobManager("rasplay.server.train_job.run", s.train_jobs, s.train_jobs + 1, s.train_seconds,
+            self.jobs = JobManager("rasplay.server.training_run.run", s.train_jobs, s.train_jobs + 1, s.train_seconds,
                                    memory_bytes=s.train_memory, workroot=s.data_dir / "jobs", warm=s.train_warm)
             self.jobs.fill_spares()
         else:
@@ -127,7 +127,7 @@ class Runtime:
     # ---------------------------------------------------------------- a training job
 
     async def train(self, job_id: str) -> None:
-        from .jobs import FINISHED
+        from .training_jobs import FINISHED
 
         job = await self.board.start(job_id, self.name)
         if job is None:
@@ -173,7 +173,7 @@ class Runtime:
     # ---------------------------------------------------------------- compiler work
 
     async def heavy_work(self, kind: str, payload: dict, timeout: float | None, client: str) -> dict:
-        from .workers import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
+        from .process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
 
         try:
             body = await self.heavy.run(kind, payload, timeout, client=client)

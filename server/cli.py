@@ -161,7 +161,7 @@ def cmd_serve(args) -> int:
     from .app import create_app
     from .settings import Settings, default_data_dir, parse_bytes
     from .store import StoreCorrupt, StoreUnavailable, is_database_url, open_store
-    from .workers import default_workers
+    from .process_pool import default_workers
 
     try:
         sizes = {name: parse_bytes(getattr(args, name)) for name in
