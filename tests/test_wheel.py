@@ -92,7 +92,7 @@ def test_nothing_but_rasplay_is_installed_at_top_level(installed):
 def test_the_installed_package_is_the_one_imported(installed):
     home = installed["home"]
     home.mkdir(exist_ok=True)
-    out = subprocess.run([str(installed["python"]), "-c", "import rasplay, rasplay.server.cli; print(rasplay.__file__)"],
+    out = subprocess.run([str(installed["python"]), "-c", "import rasplay, rasplay.cli.main; print(rasplay.__file__)"],
                          cwd=home, capture_output=True, text=True, check=True)
     assert Path(out.stdout.strip()).parent == installed["site"] / "rasplay"
 
