@@ -22,8 +22,9 @@ from live_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPENDENCIES = ["numpy", "lark", "fastapi", "uvicorn", "orjson", "pydantic", "starlette_compress", "brotli"]
-# where the page's ES modules and the page itself name other files of the app
-REFERENCES = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\bsrc\s*=\s*|\bhref\s*=\s*|\.src\s*=\s*)["']([^"'#?]+)["']""")
+# where the page's ES modules and the page itself name other files of the app (plotly.js: `new URL(...)`, loaded
+# when a chart needs it)
+REFERENCES = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\bsrc\s*=\s*|\bhref\s*=\s*|\.src\s*=\s*|\bnew URL\(\s*)["']([^"'#?]+)["']""")
 
 
 ASSET = re.compile(r"(?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:js|css|svg|html|png|ico|json)")
