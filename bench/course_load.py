@@ -206,7 +206,7 @@ def main() -> int:
             for i in range(2):
                 (root / f"w{i}").mkdir()
                 workers.append(subprocess.Popen(
-                    [sys.executable, "-m", "rasplay.server.cli", "worker", "--broker", broker, "--data-dir",
+                    [sys.executable, "-m", "rasplay.cli", "worker", "--broker", broker, "--data-dir",
                      str(root / f"w{i}"), "--train-jobs", "1", "--train-warm", "1", "--heavy-workers", "1"],
                     cwd=ROOT, stdout=open(root / f"w{i}.log", "w"), stderr=subprocess.STDOUT, start_new_session=True))
             for i in range(2):

@@ -40,7 +40,7 @@ def start_server(data: Path, root: Path | None, extra: list[str]) -> tuple[subpr
     env = dict(os.environ)
     if root is not None:
         env["PYTHONPATH"] = str(root)
-    cmd = [sys.executable, "-m", "rasplay.server.cli", "serve", "--port", str(port), "--data-dir", str(data), *extra]
+    cmd = [sys.executable, "-m", "rasplay.cli", "serve", "--port", str(port), "--data-dir", str(data), *extra]
     process = subprocess.Popen(cmd, env=env, stdout=open(data / "server.log", "w"), stderr=subprocess.STDOUT,
                                start_new_session=True, cwd=data)
     url = f"http://127.0.0.1:{port}"

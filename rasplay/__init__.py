@@ -1,8 +1,8 @@
 """rasplay: a visual playground for RASP, the language of "Thinking Like Transformers".
 
 One import name holds everything: `rasplay.engine` (parsing, evaluation, analysis, compiler, training),
-`rasplay.server` (the FastAPI app and the CLI), and the browser app and examples as package data
-(`rasplay.web`, `rasplay.examples`). The engine's public functions are re-exported here:
+`rasplay.server` (the FastAPI app), `rasplay.cli` (the `rasplay` command), and the browser app and
+examples as package data (`rasplay.web`, `rasplay.examples`). The engine's public functions are re-exported here:
 
     import rasplay
     doc = rasplay.evaluate("r = aggregate(select(indices, length - indices - 1, ==), tokens);", ["hello"])

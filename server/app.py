@@ -20,14 +20,14 @@ from .api import compile, evaluate, examples, exercises, health, language, share
 from .api.deps import Services
 from .bodies import RequestBody
 from .cache import ResponseCache
-from .jobs import JobManager
+from .training_jobs import JobManager
 from .security import SecurityHeaders
 from .settings import Settings
 from .quotas import ConcurrencyLimit
 from .quotas_shared import rate_limit
 from .responses import Outgoing, SendLimits
 from .store import StoreFull, StoreUnavailable, open_store
-from .workers import WorkerPool
+from .process_pool import WorkerPool
 
 WEB_DIR = Path(str(resources.files("rasplay.web")))
 API_PREFIX = "/api/v1"
@@ -115,14 +115,14 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                       share=settings.client_workers, reply_bytes=settings.max_response_bytes)
         if settings.broker:   # training and compiler work through Celery, run by `rasplay worker` (celery_app.py)
             from .heavy_queue import RemotePool
-            from .jobs_shared import SharedJobs
+            from .training_board import SharedJobs
             heavy = RemotePool(settings.broker, settings.compile_seconds, settings.queue_seconds)
             jobs = SharedJobs(settings.broker, settings.train_queue, settings.client_jobs, settings.train_seconds,
                               orphan_after=settings.train_orphan_seconds, memory_bytes=settings.train_memory)
         else:
             heavy = WorkerPool(settings.heavy_pool_size, settings.compile_seconds, settings.queue_seconds,
                                depth=1, name="rasplay-heavy", **memory)
-            jobs = JobManager("rasplay.server.train_job.run", settings.train_jobs, settings.train_queue,
+            jobs = JobManager("rasplay.server.training_run.run", settings.train_jobs, settings.train_queue,
                               settings.train_seconds, memory_bytes=settings.train_memory,
                               workroot=settings.data_dir / "jobs",
                               warm=settings.train_warm if train.torch_available() else 0,   # no torch: no spares

@@ -1,17 +1,18 @@
 """Training and compiler work through Celery, with Redis as broker and result backend
 (`rasplay serve --broker redis://...` on every replica, `rasplay worker --broker redis://...` on any
-machine). Only this module and jobs_shared.py import celery and redis (the `course` extra); without a
+machine). Only this module and training_board.py import celery and redis (the `course` extra); without a
 broker nothing here is imported.
 
-A worker is two Celery workers (thread pools), one per queue, each in a process of its own, so that long
+A worker is two Celery workers (thread pools), one per queue, each in a process of its own (`rasplay
+worker`, cli/worker.py, starts and supervises them; run_queue here is one of them), so that long
 trainings never hold up compiler requests:
 
-* `rasplay-train`: a task per training job. The job runs in the worker's own jobs.JobManager (the same
-  runner, server/train_job.py, with its warm spare processes, time limit and memory watchdog as in
+* `rasplay-train`: a task per training job. The job runs in the worker's own training_jobs.JobManager (the same
+  runner, server/training_run.py, with its warm spare processes, time limit and memory watchdog as in
   `rasplay serve`); the task forwards the job's progress events to the job board in Redis
-  (jobs_shared.JobBoard), renews the job's lease every second, and stops the job when a cancel is
+  (training_board.JobBoard), renews the job's lease every second, and stops the job when a cancel is
   asked or no page follows it any more.
-* `rasplay-heavy`: compile, run, soft study and weights, run in the worker's own workers.WorkerPool
+* `rasplay-heavy`: compile, run, soft study and weights, run in the worker's own process_pool.WorkerPool
   (with its time and memory limits); the result goes back through Celery's Redis result backend.
 """
 from __future__ import annotations
@@ -20,16 +21,13 @@ import asyncio
 import base64
 import logging
 import os
-import signal
 import socket
-import subprocess
-import sys
 import threading
 import time
 
 import orjson
 
-from .jobs_shared import HEAVY_QUEUE, HEAVY_TASK, TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
+from .training_board import HEAVY_QUEUE, HEAVY_TASK, TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
 
 log = logging.getLogger("rasplay.worker")
 RESULT_PREFIX = "celery-task-meta-"   # Celery's key of a task's result in its Redis result backend
@@ -66,7 +64,7 @@ class Runtime:
     (training) or the heavy pool (compiler work), and the job board."""
 
     def __init__(self, url: str, settings, queue: str):
-        from .jobs_shared import JobBoard
+        from .training_board import JobBoard
 
         self.settings, self.queue, self.url = settings, queue, url
         self.name = f"{queue}@{socket.gethostname()}:{os.getpid()}"
@@ -84,12 +82,12 @@ class Runtime:
         return cls(url, orphan_after)
 
     async def _start(self) -> None:
-        from .jobs import JobManager
-        from .workers import WorkerPool
+        from .training_jobs import JobManager
+        from .process_pool import WorkerPool
 
         s = self.settings
         if self.queue == "train":
-            self.jobs = JobManager("rasplay.server.train_job.run", s.train_jobs, s.train_jobs + 1, s.train_seconds,
+            self.jobs = JobManager("rasplay.server.training_run.run", s.train_jobs, s.train_jobs + 1, s.train_seconds,
                                    memory_bytes=s.train_memory, workroot=s.data_dir / "jobs", warm=s.train_warm)
             self.jobs.fill_spares()
         else:
@@ -127,7 +125,7 @@ class Runtime:
     # ---------------------------------------------------------------- a training job
 
     async def train(self, job_id: str) -> None:
-        from .jobs import FINISHED
+        from .training_jobs import FINISHED
 
         job = await self.board.start(job_id, self.name)
         if job is None:
@@ -173,7 +171,7 @@ class Runtime:
     # ---------------------------------------------------------------- compiler work
 
     async def heavy_work(self, kind: str, payload: dict, timeout: float | None, client: str) -> dict:
-        from .workers import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
+        from .process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
 
         try:
             body = await self.heavy.run(kind, payload, timeout, client=client)
@@ -227,119 +225,3 @@ def run_queue(url: str, settings, queue: str, log_level: str, name: str | None) 
                      "--hostname", node, "--loglevel", log_level.upper(), "--without-gossip", "--without-mingle",
                      "--without-heartbeat"])
     return 0
-
-
-def _die_with_parent() -> None:
-    """In a queue's process: end when `rasplay worker` ends, however it ends (even kill -9)."""
-    try:
-        import ctypes
-
-        ctypes.CDLL("libc.so.6").prctl(1, signal.SIGKILL)   # PR_SET_PDEATHSIG
-    except (OSError, AttributeError):
-        pass
-
-
-def supervise(argv: list[str], queues: list[str]) -> int:
-    """One process per queue (`rasplay worker ... --queues Q`); when one ends, the others are stopped
-    and the worker exits (its service manager starts it again)."""
-    children = [subprocess.Popen([sys.executable, "-m", "rasplay.server.cli", "worker", *argv, "--queues", q],
-                                 preexec_fn=_die_with_parent) for q in queues]
-
-    def forward(signum, _frame):
-        for child in children:
-            if child.poll() is None:
-                child.send_signal(signum)
-    signal.signal(signal.SIGTERM, forward)
-    signal.signal(signal.SIGINT, forward)
-    code = 0
-    while True:
-        try:
-            pid, status = os.wait()   # any child: the first to end ends the worker
-        except ChildProcessError:
-            break
-        except InterruptedError:
-            continue
-        if any(child.pid == pid for child in children):
-            code = os.waitstatus_to_exitcode(status)
-            for child in children:
-                if child.pid == pid:
-                    child.returncode = code
-            break
-    for child in children:
-        if child.poll() is None:
-            child.terminate()
-    for child in children:
-        try:
-            child.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            child.kill()
-        code = code or (child.returncode or 0)
-    return 1 if code else 0
-
-
-def add_parser(sub) -> None:
-    """`rasplay worker`: its options (the limits are those of `rasplay serve`, with the same defaults)."""
-    p = sub.add_parser("worker", help="run training and compiler work for replicas started with --broker "
-                                      "(Celery with Redis; needs rasplay[course,train]; docs/deploy.md)")
-    p.add_argument("--broker", default=os.environ.get("RASPLAY_BROKER"), metavar="URL",
-                   help="the redis://... URL the replicas were given (default: $RASPLAY_BROKER)")
-    p.add_argument("--queues", default="train,heavy",
-                   help="train (training jobs), heavy (compile, run, soft study, weights) or both (default "
-                        "train,heavy: one process for each)")
-    p.add_argument("--data-dir", help="where the jobs' temporary directories go (default ~/.local/share/rasplay)")
-    p.add_argument("--train-jobs", type=int, help="training jobs this worker runs at once (default: one per two "
-                   "cores, at least two on two cores)")
-    p.add_argument("--train-warm", type=int, default=2, help="spare training processes kept started with "
-                   "PyTorch loaded (default 2)")
-    p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600; "
-                   "give the replicas the same)")
-    p.add_argument("--train-memory", default="2GiB", help="memory of a training job, enforced (default 2GiB)")
-    p.add_argument("--heavy-workers", type=int, help="processes for compiler work (default 2)")
-    p.add_argument("--compile-seconds", type=float, default=30.0, help="time limit of a compile, run or soft "
-                   "study (default 30)")
-    p.add_argument("--queue-seconds", type=float, default=10.0, help="longest wait for a free process (default 10)")
-    p.add_argument("--worker-memory", default="1GiB", help="memory one compiler request may take (default 1GiB)")
-    p.add_argument("--worker-keep", default="256MiB", help="memory a process may keep in caches (default 256MiB)")
-    p.add_argument("--max-response-bytes", default="32MiB", help="size of any one result (default 32MiB)")
-    p.add_argument("--name", help="this worker's Celery node name (default QUEUE-PID@HOST)")
-    p.add_argument("--log-level", default="warning")
-    p.set_defaults(func=cmd_worker)
-
-
-def cmd_worker(args) -> int:
-    from pathlib import Path
-
-    from .settings import Settings, default_data_dir, parse_bytes
-
-    if not args.broker:
-        print("rasplay: worker needs --broker redis://... (or RASPLAY_BROKER): the URL the replicas were given",
-              file=sys.stderr)
-        return 1
-    try:
-        import celery  # noqa: F401
-        import redis  # noqa: F401
-    except ImportError as e:
-        print(f"rasplay: worker needs the course extra ({e}): pip install 'rasplay[course,train]'", file=sys.stderr)
-        return 1
-    queues = [q.strip() for q in args.queues.split(",") if q.strip()]
-    if not queues or any(q not in QUEUES for q in queues):
-        print(f"rasplay: --queues takes train, heavy or both (got {args.queues!r})", file=sys.stderr)
-        return 1
-    if len(queues) > 1:
-        argv = ["--broker", args.broker, "--log-level", args.log_level]
-        for name in ("data_dir", "train_jobs", "train_warm", "train_seconds", "train_memory", "heavy_workers",
-                     "compile_seconds", "queue_seconds", "worker_memory", "worker_keep", "max_response_bytes"):
-            if getattr(args, name) is not None:
-                argv += ["--" + name.replace("_", "-"), str(getattr(args, name))]
-        return supervise(argv, queues)
-    try:
-        sizes = {name: parse_bytes(getattr(args, name)) for name in
-                 ("train_memory", "worker_memory", "worker_keep", "max_response_bytes")}
-    except ValueError as e:
-        raise SystemExit(f"rasplay: {e}")
-    settings = Settings(data_dir=Path(args.data_dir) if args.data_dir else default_data_dir(),
-                        train_jobs=args.train_jobs or Settings().train_jobs, train_warm=args.train_warm,
-                        train_seconds=args.train_seconds, heavy_workers=args.heavy_workers or 2,
-                        compile_seconds=args.compile_seconds, queue_seconds=args.queue_seconds, broker=args.broker,
-                        **sizes)
-    return run_queue(args.broker, settings, queues[0], args.log_level, args.name)

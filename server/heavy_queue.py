@@ -1,5 +1,5 @@
 """Compiler work (compile, run, soft study, weights) sent to `rasplay worker` through Celery, for replicas
-started with `--broker`: the interface of workers.WorkerPool (`run`, `stats`, ...), so the routes do not
+started with `--broker`: the interface of process_pool.WorkerPool (`run`, `stats`, ...), so the routes do not
 change. A request waits at most `queue_timeout` for a worker to start it (Celery's `expires`; then
 PoolBusy, a 503), then at most its time limit (which the worker's own pool enforces) and a margin.
 
@@ -15,8 +15,8 @@ import time
 
 from .celery_app import RESULT_PREFIX, make_app
 from .errors import ApiError
-from .jobs_shared import HEAVY_QUEUE, HEAVY_TASK
-from .workers import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
+from .training_board import HEAVY_QUEUE, HEAVY_TASK
+from .process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
 
 POLL_SECONDS = 0.02
 MARGIN_SECONDS = 5.0

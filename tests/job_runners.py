@@ -1,4 +1,4 @@
-"""Job runners for testing the job manager (server/jobs.py) with real worker processes."""
+"""Job runners for testing the job manager (server/training_jobs.py) with real worker processes."""
 import os
 import time
 

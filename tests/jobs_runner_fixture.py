@@ -1,4 +1,4 @@
-"""A job runner for tests of server/jobs.py: no torch; says whether `warm()` ran in its process."""
+"""A job runner for tests of server/training_jobs.py: no torch; says whether `warm()` ran in its process."""
 import os
 
 WARMED = {"pid": None}

@@ -31,7 +31,7 @@ class LiveServer:
         if settings is None:
             # no warm training process unless a test asks for one ("--train-warm", "1" in args: the last
             # flag wins): importing PyTorch at every test server's start would slow the whole suite
-            cmd = [sys.executable, "-m", "rasplay.server.cli", "serve", "--port", str(self.port),
+            cmd = [sys.executable, "-m", "rasplay.cli", "serve", "--port", str(self.port),
                    "--data-dir", str(data_dir), "--train-warm", "0", *args]
         else:
             code = ("import uvicorn; from pathlib import Path; from rasplay.server.app import create_app; "

@@ -1,8 +1,8 @@
-"""Work kinds for testing the generic worker pool (server/workers.py): a registry of the tests' own,
+"""Work kinds for testing the generic worker pool (server/process_pool.py): a registry of the tests' own,
 imported by the pool's worker processes."""
 import time
 
-from rasplay.server import work
+from rasplay.server import work_kinds
 
 _kept: list = []
 
@@ -25,4 +25,4 @@ def release():
     _kept.clear()
 
 
-KINDS = {"sleep": sleep, "allocate": allocate, "evaluate": work.KINDS["evaluate"]}
+KINDS = {"sleep": sleep, "allocate": allocate, "evaluate": work_kinds.KINDS["evaluate"]}

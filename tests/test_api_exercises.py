@@ -146,7 +146,7 @@ def test_serve_refuses_a_folder_with_bad_exercises(tmp_path):
     (course / "typo.exercise").write_text(COPY.replace("# max_layers: 1", "# max_layer: 1"))
     (course / "over.exercise").write_text(COPY.replace("copied = secret_name_of_the_reference;",
                                                        "copied = aggregate(select(indices, indices, ==), shift(tokens, 1, \"x\"));"))
-    out = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "serve", "--port", str(free_port()),
+    out = subprocess.run([sys.executable, "-m", "rasplay.cli", "serve", "--port", str(free_port()),
                           "--data-dir", str(tmp_path), "--exercises", str(course)],
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 2

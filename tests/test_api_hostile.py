@@ -11,7 +11,7 @@ import httpx
 import pytest
 
 from live_server import LiveServer
-from rasplay.server.workers import memory_of
+from rasplay.server.process_pool import memory_of
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);"
 MiB = 1 << 20

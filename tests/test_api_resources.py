@@ -189,7 +189,7 @@ def test_the_store_has_a_size_cap(tmp_path):
 
 def test_a_damaged_store_stops_the_server_with_one_clear_line(tmp_path):
     (tmp_path / "links.sqlite3").write_bytes(b"this is not a database" * 200)
-    p = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "serve", "--port", "0", "--data-dir",
+    p = subprocess.run([sys.executable, "-m", "rasplay.cli", "serve", "--port", "0", "--data-dir",
                         str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert p.returncode == 1
     lines = p.stderr.strip().splitlines()
@@ -202,7 +202,7 @@ def test_cli_eval_stops_at_its_time_limit(tmp_path):
     # minutes of work: nested comprehensions the engine runs in Python
     program.write_text("for k in range(100) { x = [[(i * j + k) ^ 3 % 7 - i / (j + 1) for j in range(300)] "
                        "for i in range(300)]; }\ny = indices;\n")
-    p = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "eval", str(program), "-i", "ab",
+    p = subprocess.run([sys.executable, "-m", "rasplay.cli", "eval", str(program), "-i", "ab",
                         "--eval-seconds", "1"], capture_output=True, text=True, timeout=300, cwd=ROOT)
     assert p.returncode == 1
     assert "time limit" in p.stderr and "Traceback" not in p.stderr, p.stderr

@@ -10,7 +10,7 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def run(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "rasplay.server.cli", *args], capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "rasplay.cli", *args], capture_output=True, text=True,
                           cwd=ROOT, input=stdin, timeout=60)
 
 

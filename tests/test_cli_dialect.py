@@ -9,7 +9,7 @@ PROGRAMS = ROOT / "tests" / "length_free_programs"
 
 
 def run(*args):
-    return subprocess.run([sys.executable, "-m", "rasplay.server.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "rasplay.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           timeout=300)
 
 

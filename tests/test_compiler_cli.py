@@ -13,7 +13,7 @@ REVERSE = ROOT / "examples" / "reverse.rasp"
 
 
 def run(*args, stdin=None):
-    return subprocess.run([sys.executable, "-m", "rasplay.server.cli", *args], capture_output=True, text=True, cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "rasplay.cli", *args], capture_output=True, text=True, cwd=ROOT,
                           input=stdin, timeout=120)
 
 

@@ -67,7 +67,7 @@ def test_document_compiler_and_trainer_agree_on_the_default_output(example):
 
 
 def test_rasplay_compile_uses_the_header():
-    out = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "compile", "examples/shift.rasp", "--vocab", "abc",
+    out = subprocess.run([sys.executable, "-m", "rasplay.cli", "compile", "examples/shift.rasp", "--vocab", "abc",
                           "--max-len", "4", "--json"], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 0, out.stderr
     assert json.loads(out.stdout)["summary"]["output"] == "prev_token"

@@ -14,7 +14,7 @@ from rasplay.engine.exercises import (CHECK_LIMITS, SHIPPED_DIR, CheckLimits, Ex
                                       load_catalog, load_directory, parse_exercise, validate)
 from rasplay.engine import evaluate
 from rasplay.engine.exercises.grading import same_values
-from rasplay.server.cli import main
+from rasplay.cli.main import main
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -285,7 +285,7 @@ def test_cli_check_with_a_teacher_folder_and_a_file_and_bad_ones(tmp_path):
     prog.write_text("copied = tokens;")
 
     def run(*args):
-        return subprocess.run([sys.executable, "-m", "rasplay.server.cli", "check", str(prog), *args],
+        return subprocess.run([sys.executable, "-m", "rasplay.cli", "check", str(prog), *args],
                               capture_output=True, text=True, cwd=ROOT, timeout=60)
 
     ok = run("--exercise", "copy", "--exercises", str(folder))

@@ -14,7 +14,7 @@ import rasplay
 from rasplay.engine import NumpyTransformer as Transformer
 from rasplay.interop.export_tl import (export_transformer_lens, load_hooked_transformer, tl_config,
                                        tl_state_dict, to_hooked_transformer, token_ids)
-from rasplay.server.cli import main as cli_main
+from rasplay.cli.main import main as cli_main
 from conftest import need
 
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):

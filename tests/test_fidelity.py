@@ -77,7 +77,7 @@ def test_an_integer_literal_over_4300_digits_is_a_located_error():
 def test_cli_reports_a_stray_brace_without_a_traceback(tmp_path):
     prog = tmp_path / "p.rasp"
     prog.write_text("x = indices;\n}\ny = tokens;\n")
-    out = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "eval", str(prog), "-i", "ab"],
+    out = subprocess.run([sys.executable, "-m", "rasplay.cli", "eval", str(prog), "-i", "ab"],
                          capture_output=True, text=True, timeout=120)
     assert "Traceback" not in out.stderr + out.stdout
     assert "2:1" in out.stdout + out.stderr

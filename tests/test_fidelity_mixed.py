@@ -192,7 +192,7 @@ def test_the_cli_evaluates_a_program_larger_than_the_largest_published_one(tmp_p
     prog.write_text("".join(f"v{i} = indices + {i};  # padding to the size of a real, commented program\n"
                             for i in range(2000)) + "out_sop = v1999;\n")
     assert prog.stat().st_size > 130_000
-    run = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "eval", str(prog), "-i", "ab", "--json",
+    run = subprocess.run([sys.executable, "-m", "rasplay.cli", "eval", str(prog), "-i", "ab", "--json",
                           "--names", "out_sop"], capture_output=True, text=True)
     assert run.returncode == 0, run.stderr
     assert json.loads(run.stdout)["results"]["out_sop"]["values"] == [[1999, 2000]]

@@ -125,7 +125,7 @@ def test_the_embed_flag_rejects_a_bad_origin_with_a_clear_message(tmp_path):
     import subprocess
     import sys
 
-    done = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "serve", "--data-dir", str(tmp_path),
+    done = subprocess.run([sys.executable, "-m", "rasplay.cli", "serve", "--data-dir", str(tmp_path),
                            "--embed-origin", "https://a.example; script-src *"], capture_output=True, text=True,
                           timeout=60)
     assert done.returncode == 2

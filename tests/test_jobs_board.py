@@ -1,4 +1,4 @@
-"""The job board of replicas with a broker (server/jobs_shared.py) against a real Redis (tests/redis_server.py):
+"""The job board of replicas with a broker (server/training_board.py) against a real Redis (tests/redis_server.py):
 shares taken atomically by replicas submitting together, a job ends once whoever ends it, nothing follows
 its end in its stream, events resume from any index, and a running job whose worker stopped renewing its
 lease ends `failed` with the reason."""
@@ -15,9 +15,9 @@ from redis_server import redis_server  # noqa: F401 - fixture
 
 need("redis")
 
-from rasplay.server import jobs_shared  # noqa: E402
-from rasplay.server.jobs import ClientFull, QueueFull  # noqa: E402
-from rasplay.server.jobs_shared import JobBoard  # noqa: E402
+from rasplay.server import training_board  # noqa: E402
+from rasplay.server.training_jobs import ClientFull, QueueFull  # noqa: E402
+from rasplay.server.training_board import JobBoard  # noqa: E402
 
 SPEC = {"source": "x = tokens;", "config": {"vocab": "ab"}}
 
@@ -82,7 +82,7 @@ def test_a_job_ends_once_and_its_end_is_the_last_entry_of_its_stream(url):
 
 
 def test_a_running_job_whose_lease_lapsed_fails_with_the_reason(url, monkeypatch):
-    monkeypatch.setattr(jobs_shared, "LEASE_SECONDS", 1)
+    monkeypatch.setattr(training_board, "LEASE_SECONDS", 1)
 
     async def main():
         board = JobBoard(url, orphan_after=30)
@@ -96,7 +96,7 @@ def test_a_running_job_whose_lease_lapsed_fails_with_the_reason(url, monkeypatch
             while (job := await board.refresh(job_id))["status"] == "running":   # the worker says nothing more
                 assert time.monotonic() < deadline
                 await asyncio.sleep(0.1)
-            assert job["status"] == "failed" and job["error"] == jobs_shared.LOST
+            assert job["status"] == "failed" and job["error"] == training_board.LOST
             assert (await board.renew(job_id))[0] == "failed"                  # a late worker learns it
             assert [i async for i, _ in board.events(job_id, 0)] == []         # the stream ends
         finally:

@@ -1,5 +1,5 @@
 """A training job whose page is gone (no event stream open, no status asked for a while) is cancelled, so
-that it does not hold a slot the next student waits for (server/jobs.py, `orphan_after`); a followed job
+that it does not hold a slot the next student waits for (server/training_jobs.py, `orphan_after`); a followed job
 keeps running."""
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import time
 
 from test_jobs_warm import _wait, run_alone
 
-from rasplay.server.jobs import JobManager
+from rasplay.server.training_jobs import JobManager
 
 
 async def _until(predicate, timeout=60):

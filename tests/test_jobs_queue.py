@@ -56,7 +56,7 @@ class Worker:
         self.redis.delete(*self.redis.keys("rasplay:worker:*") or ["-"])
         self.log = open(self.data_dir / "worker.log", "a")
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "rasplay.server.cli", "worker", "--broker", self.url, "--data-dir",
+            [sys.executable, "-m", "rasplay.cli", "worker", "--broker", self.url, "--data-dir",
              str(self.data_dir), "--train-jobs", "1", "--train-warm", "1", "--heavy-workers", "1",
              "--train-seconds", str(SECONDS)], cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
@@ -239,7 +239,7 @@ def test_a_worker_killed_mid_training_fails_its_job_with_the_reason(course):
 
 
 def test_without_a_broker_nothing_of_the_queue_is_imported():
-    code = ("import sys; from rasplay.server import app, cli; from rasplay.server.api import train; cli.build_parser(); "
+    code = ("import sys; from rasplay.server import app; from rasplay.cli import main; from rasplay.server.api import train; main.build_parser(); "
             "print(sorted(m for m in ('celery', 'kombu', 'redis') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0 and out.stdout.strip() == "[]", out.stderr
@@ -247,10 +247,10 @@ def test_without_a_broker_nothing_of_the_queue_is_imported():
 
 def test_the_worker_needs_a_broker_and_known_queues():
     env = {k: v for k, v in os.environ.items() if k != "RASPLAY_BROKER"}
-    run = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "worker"], cwd=ROOT, capture_output=True,
+    run = subprocess.run([sys.executable, "-m", "rasplay.cli", "worker"], cwd=ROOT, capture_output=True,
                          text=True, timeout=120, env=env)
     assert run.returncode == 1 and "--broker redis://" in run.stderr
-    run = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "worker", "--broker", "redis://127.0.0.1:1/0",
+    run = subprocess.run([sys.executable, "-m", "rasplay.cli", "worker", "--broker", "redis://127.0.0.1:1/0",
                           "--queues", "train,cook"], cwd=ROOT, capture_output=True, text=True, timeout=120, env=env)
     assert run.returncode == 1 and "--queues takes train, heavy or both" in run.stderr
 

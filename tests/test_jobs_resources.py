@@ -6,7 +6,7 @@ import os
 
 import pytest
 
-from rasplay.server.jobs import FINISHED, JobManager
+from rasplay.server.training_jobs import FINISHED, JobManager
 from conftest import need
 
 
@@ -100,7 +100,7 @@ def test_the_memory_estimate_follows_the_model_and_batch():
 def test_job_ids_keep_one_width_past_ten_thousand_jobs():
     import re
 
-    from rasplay.server.jobs import JOB_ID_PATTERN
+    from rasplay.server.training_jobs import JOB_ID_PATTERN
 
     async def scenario():
         jobs = JobManager("job_runners.allocate", 0, 2, time_limit=10)   # no job ever starts: queue and cancel
@@ -119,7 +119,7 @@ def test_job_ids_keep_one_width_past_ten_thousand_jobs():
 
 
 def test_one_client_gets_its_share_of_jobs_and_clients_take_turns():
-    from rasplay.server.jobs import ClientFull
+    from rasplay.server.training_jobs import ClientFull
 
     async def scenario():
         jobs = JobManager("job_runners.allocate", 1, 3, time_limit=120, per_client=2)

@@ -1,4 +1,4 @@
-"""Training jobs start in a warm spare process when one is ready (server/jobs.py), and a new spare is
+"""Training jobs start in a warm spare process when one is ready (server/training_jobs.py), and a new spare is
 started once no job runs."""
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import asyncio
 import threading
 import time
 
-from rasplay.server.jobs import JobManager
+from rasplay.server.training_jobs import JobManager
 
 
 def run_alone(coro_fn):

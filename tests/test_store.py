@@ -134,7 +134,7 @@ def test_the_store_cap_refuses_writes_and_keeps_what_it_has(location):
 
 
 def test_the_default_store_imports_neither_psycopg_nor_redis(tmp_path):
-    code = ("import sys; from pathlib import Path; import rasplay.server.app, rasplay.server.cli; "
+    code = ("import sys; from pathlib import Path; import rasplay.server.app, rasplay.cli.main; "
             "from rasplay.server.store import open_store; "
             f"s = open_store(None, Path({str(tmp_path)!r})); s.put_link({{'source': 'x'}}); s.close(); "
             "assert 'psycopg' not in sys.modules and 'redis' not in sys.modules, sorted(sys.modules); "
@@ -205,7 +205,7 @@ def test_a_frozen_postgresql_is_cut_off_not_waited_for(postgres_url):  # noqa: F
 
 def test_serve_with_an_unreachable_database_stops_with_one_clear_line(tmp_path):
     url = f"postgresql://rasplay:secret@127.0.0.1:{free_port()}/rasplay"
-    p = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "serve", "--port", "0", "--data-dir",
+    p = subprocess.run([sys.executable, "-m", "rasplay.cli", "serve", "--port", "0", "--data-dir",
                         str(tmp_path), "--store", url], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert p.returncode == 1, p.stderr
     lines = p.stderr.strip().splitlines()
@@ -263,7 +263,7 @@ def test_store_copy_moves_every_link_and_model_to_postgresql(tmp_path, postgres_
     source.close()
 
     def copy():
-        return subprocess.run([sys.executable, "-m", "rasplay.server.cli", "store", "copy", "--from", str(tmp_path),
+        return subprocess.run([sys.executable, "-m", "rasplay.cli", "store", "copy", "--from", str(tmp_path),
                                "--to", postgres_url], capture_output=True, text=True, timeout=120, cwd=ROOT)
     p = copy()
     assert p.returncode == 0, p.stderr
@@ -283,14 +283,14 @@ def test_store_copy_between_sqlite_stores_makes_the_target_directory(tmp_path):
     source = opened(str(tmp_path / "from"))
     link = source.put_link(STATE)
     source.close()
-    p = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "store", "copy", "--from", str(tmp_path / "from"),
+    p = subprocess.run([sys.executable, "-m", "rasplay.cli", "store", "copy", "--from", str(tmp_path / "from"),
                         "--to", str(tmp_path / "new" / "dir")], capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert p.returncode == 0 and "links: 1 in the source, 1 in the target" in p.stdout, p.stderr
     assert opened(str(tmp_path / "new" / "dir" / "links.sqlite3")).get_link(link) == STATE
 
 
 def test_store_copy_refuses_a_missing_source(tmp_path):
-    p = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "store", "copy", "--from",
+    p = subprocess.run([sys.executable, "-m", "rasplay.cli", "store", "copy", "--from",
                         str(tmp_path / "nowhere"), "--to", str(tmp_path / "to")], capture_output=True, text=True,
                        timeout=120, cwd=ROOT)
     assert p.returncode == 1 and "no store at" in p.stderr and "Traceback" not in p.stderr

@@ -14,7 +14,7 @@ from hypothesis import given, settings, strategies as st
 
 import rasplay
 import rasplay.tracr as tracr
-from rasplay.server.cli import main as cli_main
+from rasplay.cli.main import main as cli_main
 from rasplay.tracr import rasp
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -15,7 +15,7 @@ import pytest
 import rasplay
 import rasplay.tracr as tracr
 from rasplay.interop import tracr_eval, tracr_lower
-from rasplay.server.cli import main as cli_main
+from rasplay.cli.main import main as cli_main
 from rasplay.tracr import rasp
 
 ROOT = Path(__file__).resolve().parents[1]

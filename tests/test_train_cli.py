@@ -15,7 +15,7 @@ NO_TORCH = "import sys; sys.modules['torch'] = None; "
 
 
 def run(*args, prelude=""):
-    code = prelude + "import sys; from rasplay.server.cli import main; sys.exit(main(sys.argv[1:]))"
+    code = prelude + "import sys; from rasplay.cli.main import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, timeout=120)
 
 
@@ -70,7 +70,7 @@ def test_import_attention_scores_maps_without_torch(tmp_path):
 
 
 def test_engine_and_server_import_without_torch_and_train_says_how_to_install():
-    code = NO_TORCH + "import rasplay.engine as engine, rasplay.server.cli, rasplay.engine.train; print(engine.train.TrainConfig(vocab='ab').validated().steps)"
+    code = NO_TORCH + "import rasplay.engine as engine, rasplay.cli.main, rasplay.engine.train; print(engine.train.TrainConfig(vocab='ab').validated().steps)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=60)
     assert out.returncode == 0 and out.stdout.strip() == "2000", out.stderr
     out = run("train", REVERSE, "--steps", "1", prelude=NO_TORCH)

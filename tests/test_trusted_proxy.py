@@ -186,7 +186,7 @@ def test_a_bad_trusted_proxy_stops_the_server_with_one_line(tmp_path):
     import sys
 
     from live_server import ROOT
-    p = subprocess.run([sys.executable, "-m", "rasplay.server.cli", "serve", "--port", "0", "--data-dir",
+    p = subprocess.run([sys.executable, "-m", "rasplay.cli", "serve", "--port", "0", "--data-dir",
                         str(tmp_path), "--trusted-proxy", "10.0.0.0/33"], capture_output=True, text=True,
                        timeout=120, cwd=ROOT)
     assert p.returncode == 2 and "not an address or network: '10.0.0.0/33'" in p.stderr, p.stderr

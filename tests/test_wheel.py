@@ -22,8 +22,9 @@ from live_server import free_port
 
 ROOT = Path(__file__).resolve().parents[1]
 DEPENDENCIES = ["numpy", "lark", "fastapi", "uvicorn", "orjson", "pydantic", "starlette_compress", "brotli"]
-# where the page's ES modules and the page itself name other files of the app
-REFERENCES = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\bsrc\s*=\s*|\bhref\s*=\s*|\.src\s*=\s*)["']([^"'#?]+)["']""")
+# where the page's ES modules and the page itself name other files of the app (plotly.js: `new URL(...)`, loaded
+# when a chart needs it)
+REFERENCES = re.compile(r"""(?:\bfrom\s*|\bimport\s*\(?\s*|\bsrc\s*=\s*|\bhref\s*=\s*|\.src\s*=\s*|\bnew URL\(\s*)["']([^"'#?]+)["']""")
 
 
 ASSET = re.compile(r"(?:\.{0,2}/)?[\w.-]+(?:/[\w.-]+)*\.(?:js|css|svg|html|png|ico|json)")
@@ -92,7 +93,7 @@ def test_nothing_but_rasplay_is_installed_at_top_level(installed):
 def test_the_installed_package_is_the_one_imported(installed):
     home = installed["home"]
     home.mkdir(exist_ok=True)
-    out = subprocess.run([str(installed["python"]), "-c", "import rasplay, rasplay.server.cli; print(rasplay.__file__)"],
+    out = subprocess.run([str(installed["python"]), "-c", "import rasplay, rasplay.cli.main; print(rasplay.__file__)"],
                          cwd=home, capture_output=True, text=True, check=True)
     assert Path(out.stdout.strip()).parent == installed["site"] / "rasplay"
 

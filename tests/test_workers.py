@@ -8,7 +8,7 @@ import time
 import orjson
 import pytest
 
-from rasplay.server.workers import EvaluationTimeout, MemoryLimit, PoolBusy, WorkerPool
+from rasplay.server.process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, WorkerPool
 
 KINDS = "pool_kinds"
 

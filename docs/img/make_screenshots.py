@@ -36,7 +36,7 @@ def free_port() -> int:
 def start_server(data_dir: Path) -> tuple[subprocess.Popen, str]:
     port = free_port()
     url = f"http://127.0.0.1:{port}"
-    process = subprocess.Popen([sys.executable, "-m", "rasplay.server.cli", "serve", "--port", str(port),
+    process = subprocess.Popen([sys.executable, "-m", "rasplay.cli", "serve", "--port", str(port),
                                 "--data-dir", str(data_dir), "--train-warm", "0"], cwd=ROOT,
                                stdout=subprocess.DEVNULL, stderr=subprocess.STDOUT, start_new_session=True)
     deadline = time.monotonic() + 120

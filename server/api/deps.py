@@ -8,12 +8,12 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from ..cache import ResponseCache
-from ..jobs import JobManager
+from ..training_jobs import JobManager
 from ..settings import Settings
 from ..quotas import ConcurrencyLimit, RateLimit
 from ..responses import Outgoing
 from ..store import Store
-from ..workers import WorkerPool
+from ..process_pool import WorkerPool
 
 
 @dataclass
@@ -24,7 +24,7 @@ class Services:
                                  # heavy_queue.RemotePool: the same interface, run by `rasplay worker`)
     store: Store
     cache: ResponseCache
-    jobs: JobManager             # training (or, with a broker, jobs_shared.SharedJobs: the same async methods)
+    jobs: JobManager             # training (or, with a broker, training_board.SharedJobs: the same async methods)
     heavy_per_client: ConcurrencyLimit
     writes_per_client: RateLimit
     checks_per_client: RateLimit

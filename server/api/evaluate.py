@@ -13,7 +13,7 @@ from ..schemas import (ERROR_RESPONSES, AnalysisDocument, AnalyzeRequest, Evalua
                        ProvenanceDocument, ProvenanceRequest)
 from ..settings import Settings
 from ..settings import show_bytes
-from ..workers import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, ReplyTooLarge, WorkerFailed,
+from ..process_pool import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, ReplyTooLarge, WorkerFailed,
                        WorkerPool, encode_message)
 from .deps import Services, services
 

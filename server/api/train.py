@@ -11,7 +11,7 @@ from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import StreamingResponse
 
 from ..errors import ApiError
-from ..jobs import JOB_ID_PATTERN, ClientFull, QueueFull
+from ..training_jobs import JOB_ID_PATTERN, ClientFull, QueueFull
 from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainRequest
 from .deps import Services, services

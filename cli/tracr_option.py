@@ -9,8 +9,8 @@ import sys
 from pathlib import Path
 
 from ..engine.lang.errors import RaspError
-from . import tracr_rasp as rasp
-from .tracr import LIMITS, load_program, page_link, to_rasp
+from ..interop import tracr_rasp as rasp
+from ..interop.tracr import LIMITS, load_program, page_link, to_rasp
 
 LINK_CHARS = 8000   # longer links are not printed (browsers and servers cut very long URLs)
 
@@ -90,7 +90,7 @@ def _jsonable(v):
 
 def tracr_model(args, model):
     """A CompiledModel of `--tracr` with Tracr's surface and the check against Tracr's evaluation rules."""
-    from .tracr_model import as_tracr_model
+    from ..interop.tracr_model import as_tracr_model
 
     return as_tracr_model(model, args._tracr_program, args._tracr_lowered)
 

@@ -25,7 +25,7 @@ from multiprocessing.connection import Connection
 import orjson
 
 from .settings import show_bytes
-from .workers import memory_of
+from .process_pool import memory_of
 
 FINISHED = ("done", "failed", "cancelled", "timeout")
 JOB_ID_PATTERN = r"^[A-Za-z0-9_-]{22}$"   # what new_job_id() makes: the routes accept exactly this
@@ -230,7 +230,7 @@ class JobManager:
         return len(self._ready)
 
     # ---------------------------------------------------------------- what the routes call (async, as
-    # jobs_shared.SharedJobs, which keeps jobs in Redis for replicas and runs them in `rasplay worker`)
+    # training_board.SharedJobs, which keeps jobs in Redis for replicas and runs them in `rasplay worker`)
 
     async def submit_job(self, spec: dict, client: str) -> dict:
         return self.submit(spec, client).public()
@@ -315,7 +315,7 @@ class JobManager:
         self._running.add(job)
         loop = asyncio.get_running_loop()
         loop.add_reader(parent.fileno(), self._on_message, job)
-        os.set_blocking(parent.fileno(), True)  # see workers.py: uvloop made it non-blocking
+        os.set_blocking(parent.fileno(), True)  # see process_pool.py: uvloop made it non-blocking
         loop.call_later(self.time_limit, self._kill_if_running, job, "timeout")
         if self.memory_bytes:
             loop.call_later(MEMORY_CHECK_INTERVAL, self._watch_memory, job)

@@ -1,7 +1,7 @@
 """A generic pool of worker processes with hard time and memory limits.
 
 The pool knows nothing of RASP: a worker imports a *registry module* (by default
-`rasplay.server.work`) whose `KINDS` maps a work kind to a function `payload -> result`, and runs
+`rasplay.server.work_kinds`) whose `KINDS` maps a work kind to a function `payload -> result`, and runs
 the kinds it is sent. The registry may also define `warm()` (run once before the first request)
 and `release()` (drop the worker's caches).
 
@@ -47,7 +47,7 @@ import orjson
 PIPELINE_BYTES = 64 * 1024   # at most this much waiting in a busy worker's socket
 WATCH_INTERVAL = 0.05        # how often the watchdog looks for requests past their limits
 PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-DEFAULT_REGISTRY = "rasplay.server.work"
+DEFAULT_REGISTRY = "rasplay.server.work_kinds"
 
 
 class EvaluationTimeout(Exception):

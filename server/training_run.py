@@ -1,4 +1,4 @@
-"""What a training job runs in its worker process (see server/jobs.py), and the request check done
+"""What a training job runs in its worker process (see server/training_jobs.py), and the request check done
 before it is queued. Torch is imported only inside the job."""
 from __future__ import annotations
 

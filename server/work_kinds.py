@@ -1,4 +1,4 @@
-"""The registry of work kinds the server's worker pools run (see server/workers.py): each kind is a
+"""The registry of work kinds the server's worker pools run (see server/process_pool.py): each kind is a
 function `payload -> result` run inside a worker process, where results are JSON-able objects or
 bytes. Evaluation kinds (quick, many) and heavy kinds (compiler work, long) run in separate pools."""
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Callable
 
 import orjson
 
-from .workers import WorkTimeout
+from .process_pool import WorkTimeout
 
 KINDS: dict[str, Callable[[dict], object]] = {}
 HEAVY = {"compile", "model_run", "model_soft", "model_npz"}   # run in the heavy pool
@@ -83,7 +83,7 @@ def overlay(payload: dict) -> dict:
 def train_check(payload: dict) -> dict:
     from rasplay.engine.train import TrainError
 
-    from .train_job import check
+    from .training_run import check
     try:
         return {"ok": True, **check(payload)}
     except TrainError as e:

@@ -30,7 +30,7 @@ import asyncio
 import json
 import time
 
-from .jobs import FINISHED, ClientFull, QueueFull, new_job_id
+from .training_jobs import FINISHED, ClientFull, QueueFull, new_job_id
 
 PREFIX = "rasplay:job:"
 CLIENTS = "rasplay:jobs:client:"
@@ -293,7 +293,7 @@ def unavailable(e: Exception):
 
 
 class SharedJobs:
-    """Training jobs for the routes (the interface of jobs.JobManager's async methods), kept on the job
+    """Training jobs for the routes (the interface of training_jobs.JobManager's async methods), kept on the job
     board and run by `rasplay worker` through Celery."""
 
     def __init__(self, url: str, max_queued: int, per_client: int, time_limit: float,

@@ -1,0 +1,122 @@
+"""`rasplay train FILE`: train a small transformer on a program's task (torch, the rasplay[train] extra) and
+match its heads to the program's selectors; or `--import-attention MAPS` to score another tool's maps."""
+from __future__ import annotations
+
+import json
+import sys
+
+from .common import parse_vocab, read_program
+
+
+def add_parser(sub) -> None:
+    p = sub.add_parser("train", help="train a transformer on a program's task and match its heads to the selectors")
+    p.add_argument("file", help="the program (.rasp), or - for standard input")
+    p.add_argument("--output", help="the s-op to learn (default: the '# output:' header, else the last s-op)")
+    p.add_argument("--vocab", default="abcdefgh", help="input tokens: characters (abc) or a JSON list (default abcdefgh)")
+    p.add_argument("--min-len", type=int, default=1, help="shortest input (default 1)")
+    p.add_argument("--max-len", type=int, default=16, help="longest input (default 16)")
+    p.add_argument("--no-bos", action="store_true", help="no BOS token at position 0")
+    p.add_argument("--layers", type=int, help="layers (default: the program's analysis)")
+    p.add_argument("--heads", type=int, help="heads per layer (default: the analysis' largest layer)")
+    p.add_argument("--d-model", type=int, help="residual width (default 64)")
+    budget = p.add_mutually_exclusive_group()
+    budget.add_argument("--steps", type=int, help="training steps (default 2000)")
+    budget.add_argument("--time-budget", type=float, help="seconds of training instead of a step count")
+    p.add_argument("--batch-size", type=int, help="inputs per step (default 64)")
+    p.add_argument("--lr", type=float, help="AdamW learning rate (default 1e-3)")
+    p.add_argument("--supervise", action="store_true",
+                   help="pull each head's attention towards its selector's pattern (the paper's method)")
+    p.add_argument("--stop-at", type=float, help="stop once held-out per-sequence accuracy reaches this (0-1)")
+    p.add_argument("--seed", type=int, help="random seed (default 0)")
+    p.add_argument("--threads", type=int, help="CPU threads for torch (default 1)")
+    p.add_argument("--example", help="the input whose attention maps are shown (default: a held-out input)")
+    p.add_argument("--init", help="start from these weights (.pt or .npz, docs/weights.md), e.g. a compiled model")
+    p.add_argument("--import-attention", metavar="MAPS",
+                   help="do not train: score attention maps from another tool (.json or .npz) against the selectors")
+    p.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
+    p.add_argument("-o", metavar="MODEL", help="save the trained model (.pt, or .npz)")
+    p.set_defaults(func=run)
+
+
+def _pct(x) -> str:
+    return "-" if x is None else f"{100 * x:.1f}%"
+
+
+def _print_matches(matches: list[dict]) -> None:
+    print("selector matches (mean attention mass on the selected keys, per query row that selects):")
+    if not matches:
+        print("  (the output uses no selectors)")
+    width = max((len(m["name"]) for m in matches), default=0)
+    for m in matches:
+        paired = (f"head {m['head']}: {m['score']:.3f}" if m["head"] is not None and m["score"] is not None
+                  else "no head in that layer")
+        b = m["best"]
+        best = f"   (best: layer {b['layer']} head {b['head']}, {b['score']:.3f})" if b["score"] is not None else ""
+        if m.get("score_without_bos") is not None:
+            paired += f", {m['score_without_bos']:.3f} without BOS"
+        print(f"  layer {m['layer']}  {m['name']:<{width}}  {paired}{best}")
+
+
+def run(args) -> int:
+    import signal
+
+    from rasplay.engine.train import TrainError, overlay_imported, read_attention, torch_available
+
+    source, load_dirs = read_program(args.file)
+    try:
+        if args.import_attention:
+            doc = overlay_imported(source, read_attention(args.import_attention), args.output, load_dirs)
+            if args.json:
+                print(json.dumps(doc, ensure_ascii=False))
+            else:
+                print(f"{args.import_attention}: {doc['layers']} layers x {doc['heads']} heads on "
+                      f"{len(doc['tokens'])} tokens; the program's {doc['output']} needs {doc['program_layers']} layers")
+                _print_matches(doc["matches"])
+            return 0
+        if not torch_available():
+            print("rasplay: training needs PyTorch: pip install 'rasplay[train]'", file=sys.stderr)
+            return 1
+        from rasplay.engine.train import TrainConfig, train
+
+        options = dict(vocab=parse_vocab(args.vocab), output=args.output, min_len=args.min_len,
+                       max_len=args.max_len, bos=not args.no_bos, layers=args.layers, heads=args.heads,
+                       d_model=args.d_model, steps=args.steps, time_budget=args.time_budget,
+                       batch_size=args.batch_size, lr=args.lr, supervise=args.supervise, seed=args.seed,
+                       stop_at=args.stop_at, threads=args.threads)
+        if args.example is not None:
+            options["example"] = parse_vocab(args.example) if args.example.startswith("[") else args.example
+        config = TrainConfig(**{k: v for k, v in options.items() if v is not None}).validated()
+        stop = {"now": False}
+        signal.signal(signal.SIGINT, lambda *_: stop.update(now=True))
+        last = {"t": -1.0}
+
+        def progress(p):
+            if args.json or p["point"] != "eval" or p["elapsed"] - last["t"] < 1.0:
+                return
+            last["t"] = p["elapsed"]
+            print(f"step {p['step']:>6}  {p['elapsed']:7.1f} s  loss {p['loss']:.4f}  train {_pct(p['train_acc'])}"
+                  f"  held-out {_pct(p['test_acc'])}  per sequence {_pct(p['test_seq_acc'])}", flush=True)
+
+        result = train(source, config, progress, lambda: stop["now"], load_dirs, init=args.init, save_path=args.o)
+    except TrainError as e:
+        print(f"rasplay: {e}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result, ensure_ascii=False))
+        return 0
+    m, f = result["model"], result["final"]
+    plural = lambda n, word: f"{n} {word}{'' if n == 1 else 's'}"
+    print(f"{result['output']}: {plural(m['n_layers'], 'layer')} x {plural(m['n_heads'], 'head')}, d_model {m['d_model']}, "
+          f"{result['params']:,} parameters; {result['steps']} steps in {result['elapsed']:.1f} s "
+          f"(stopped: {result['stopped']})")
+    d = result["data"]
+    best = f" (the best checkpoint, step {f['step']}, kept)" if result.get("last", f)["step"] != f["step"] else ""
+    print(f"held-out accuracy: {_pct(f['test_acc'])} per position, {_pct(f['test_seq_acc'])} per sequence{best} "
+          f"({d['test']} inputs; trained on {d['train']}; {d['dropped']} sampled inputs dropped)")
+    _print_matches(result["matches"])
+    ex = result["example"]
+    print(f"example: {ex['input']} -> {ex['prediction']} (program: {ex['target']})")
+    if args.o:
+        print(f"saved the model to {args.o}")
+    return 0
+
