@@ -24,7 +24,7 @@ test-deps:
 
 test: test-deps
 	$(PYTHON) -m ruff check .
-	$(PYTHON) -m pytest
+	$(PYTHON) -m pytest -n auto --dist loadfile   # one process per core, a test file's tests together (its shared servers)
 
 # Mutation testing with cosmic-ray, module by module against their fast tests (docs/testing.md); slow
 # (hours on 2 cores), so not part of `make test` or CI. MODULES=engine/header.py limits it.
