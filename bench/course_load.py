@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import collections
 import json
 import random
 import re
@@ -52,12 +53,40 @@ class Figures:
         self.latency = {"evaluate": [], "check": [], "page": []}
         self.errors = {"evaluate": 0, "check": 0, "page": 0}
         self.trainings: list[dict] = []
-        self.failures: list[str] = []   # the first few answers that were not 200
+        self.reasons: collections.Counter = collections.Counter()   # (kind, reason) -> requests not 200
 
     def failed(self, kind: str, what: str) -> None:
         self.errors[kind] += 1
-        if len(self.failures) < 5:
-            self.failures.append(f"{kind}: {what}")
+        self.reasons[kind, what] += 1
+
+
+def reason(r: httpx.Response) -> str:
+    """What a non-200 answer says: its status and its error kind (not its message, which varies)."""
+    try:
+        kind = r.json()["error"]["kind"]
+    except (ValueError, KeyError, TypeError):
+        kind = r.text[:60]
+    return f"{r.status_code} {kind}"
+
+
+async def send(c: httpx.AsyncClient, method: str, url: str, **kw) -> httpx.Response:
+    """One request; an httpx error is re-raised with a note: whether it went on a new connection or on one
+    kept alive from an earlier request (found with httpcore's trace: a new one has a connect_tcp event)."""
+    events: list[str] = []
+
+    async def trace(name, info):
+        events.append(name)
+
+    try:
+        return await c.request(method, url, extensions={"trace": trace}, **kw)
+    except httpx.HTTPError as e:
+        fresh = any(n.startswith("connection.connect_tcp") for n in events)
+        e.add_note("new connection" if fresh else "kept-alive connection")
+        raise
+
+
+def failure(e: httpx.HTTPError) -> str:
+    return f"{type(e).__name__}({e}) on a {''.join(getattr(e, '__notes__', ['?']))}"
 
 
 def client_for(address: str) -> httpx.AsyncClient:
@@ -72,14 +101,14 @@ async def student(urls: list[str], address: str, stop_at: float, rng: random.Ran
     async with client_for(address) as c:
         start = time.perf_counter()
         try:
-            page = await c.get(rng.choice(urls) + "/")
-            bad = [f"/ {page.status_code}"] if page.status_code != 200 else []
+            page = await send(c, "GET", rng.choice(urls) + "/")
+            bad = [f"/ {reason(page)}"] if page.status_code != 200 else []
             for asset in re.findall(r'(?:src|href)="(/[^"#]+)"', page.text):
-                r = await c.get(rng.choice(urls) + asset)
+                r = await send(c, "GET", rng.choice(urls) + asset)
                 if r.status_code != 200:
-                    bad.append(f"{asset} {r.status_code} {r.text[:100]}")
+                    bad.append(f"{asset} {reason(r)}")
         except httpx.HTTPError as e:
-            bad = [repr(e)]
+            bad = [failure(e)]
         figures.latency["page"].append(time.perf_counter() - start)
         if bad:
             figures.failed("page", "; ".join(bad))
@@ -92,11 +121,11 @@ async def student(urls: list[str], address: str, stop_at: float, rng: random.Ran
                 body = {"source": REVERSE, "inputs": ["".join(rng.choice("abcdefgh") for _ in range(rng.randint(3, 12)))]}
             start = time.perf_counter()
             try:
-                r = await c.post(rng.choice(urls) + path, json=body)
+                r = await send(c, "POST", rng.choice(urls) + path, json=body)
                 if r.status_code != 200:
-                    figures.failed(kind, f"{r.status_code} {r.text[:100]}")
+                    figures.failed(kind, reason(r))
             except httpx.HTTPError as e:
-                figures.failed(kind, repr(e))
+                figures.failed(kind, failure(e))
             figures.latency[kind].append(time.perf_counter() - start)
             await asyncio.sleep(rng.uniform(0.5, 2.0))   # a student reads the answer before the next edit
 
@@ -161,8 +190,8 @@ def report(name: str, figures: Figures, wall: float) -> None:
           f"the last ended after {last:.1f} s (whole run {wall:.1f} s)")
     for r in refused[:3]:
         print("   refused:", r)
-    for f in figures.failures:
-        print("   not 200:", f)
+    for (kind, what), n in figures.reasons.most_common():
+        print(f"   not 200: {kind} {n:5d} x {what}")
 
 
 def run(name: str, urls: list[str], args) -> None:
