@@ -2,7 +2,8 @@
 
 * a request's headers must arrive within `header_seconds` of the connection opening, or of the first
   byte of the request (keep-alive): a client sending them slowly, or nothing, is answered 408 and closed,
-  so half-sent requests cannot pile up (the body has its own limit: server/bodies.py);
+  so half-sent requests cannot pile up (the body has its own limit: server/bodies.py); bytes that have
+  arrived but that a busy loop has not read yet when the time runs out are read first (once per request);
 * one client address may hold at most `per_client` connections at once; more are answered 429 and
   closed at once (a class behind one NAT address shares it: raise --client-connections there). A
   connection from a trusted reverse proxy (clients.py) counts for the client of the request it carries,
@@ -81,6 +82,7 @@ def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = N
         _header_timer = None
         _counted = None
         _via_proxy = False
+        _late_checked = False   # the header timer found unread bytes once (it waits for them only once)
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
@@ -142,6 +144,7 @@ def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = N
 
         def _await_headers(self) -> None:
             if header_seconds and self._header_timer is None:
+                self._late_checked = False
                 self._header_timer = self.loop.call_later(header_seconds, self._headers_late)
 
         def _stop_header_timer(self) -> None:
@@ -151,10 +154,17 @@ def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = N
 
         def _headers_late(self) -> None:
             self._header_timer = None
-            if not self.transport.is_closing():
-                self.transport.write(raw_error(408, "timeout", f"the request's headers did not arrive within "
-                                                               f"{header_seconds:g} s"))
-                self.transport.close()
+            if self.transport.is_closing():
+                return
+            if not self._late_checked and _bytes_waiting(self.transport):
+                # bytes came that the busy loop has not read yet (uvloop runs due timers first): look again once
+                # they are read; if the headers are complete by then, the timer is stopped
+                self._late_checked = True
+                self._header_timer = self.loop.call_later(0.001, self._headers_late)
+                return
+            self.transport.write(raw_error(408, "timeout", f"the request's headers did not arrive within "
+                                                           f"{header_seconds:g} s"))
+            self.transport.close()
 
         def timeout_keep_alive_handler(self) -> None:
             if not self.transport.is_closing() and _bytes_waiting(self.transport):

@@ -1,6 +1,7 @@
-"""Kept-alive connections (server/connections.py) over real sockets, with uvicorn on uvloop as `rasplay serve`
-runs it: the keep-alive timer never closes a connection whose next request has already arrived, and a
-trusted proxy's connections are kept longer than a browser's.
+"""Kept-alive connections and the header timer (server/connections.py) over real sockets, with uvicorn on
+uvloop as `rasplay serve` runs it: the keep-alive timer never closes a connection whose next request has
+already arrived, nor does the header timer answer 408 to headers that arrived in time but were not read
+yet; a trusted proxy's connections are kept longer than a browser's.
 
 The server is uvicorn with rasplay's protocol class and a small ASGI app answering "ok"; the test can hold
 its event loop still where a busy server's stands: in reading a socket (a request for /hold blocks the read
@@ -27,9 +28,9 @@ async def app(scope, receive, send):
     await send({"type": "http.response.start", "status": 200, "headers": [(b"content-length", b"2")]})
     await send({"type": "http.response.body", "body": b"ok"})
 
-port, keep_alive, trusted = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3]
+port, keep_alive, trusted, header_seconds = int(sys.argv[1]), float(sys.argv[2]), sys.argv[3], float(sys.argv[4])
 
-class http(protocol(10, 64, proxies((trusted,) if trusted else ()), proxy_keep_alive=3600)):
+class http(protocol(header_seconds, 64, proxies((trusted,) if trusted else ()), proxy_keep_alive=3600)):
     def data_received(self, data):
         super().data_received(data)
         if b" /hold " in data:   # the loop stands still in its reading phase until the test lets it go on
@@ -43,9 +44,10 @@ uvicorn.run(app, host="127.0.0.1", port=port, http=http, loop="uvloop", lifespan
 
 
 class Server:
-    def __init__(self, keep_alive: float, trusted: str = ""):
+    def __init__(self, keep_alive: float, trusted: str = "", header_seconds: float = 10):
         self.port = free_port()
-        self.process = subprocess.Popen([sys.executable, "-c", SERVER, str(self.port), str(keep_alive), trusted],
+        self.process = subprocess.Popen([sys.executable, "-c", SERVER, str(self.port), str(keep_alive), trusted,
+                                         str(header_seconds)],
                                         cwd=ROOT, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
         assert self.process.stdout.readline() == "serving\n"
         while True:   # until uvicorn listens (a refused connect is immediate)
@@ -128,6 +130,33 @@ def test_a_request_that_arrived_is_answered_though_the_keep_alive_time_ran_out(s
             held.close()
             return
     pytest.fail("the loop could not be held within the keep-alive time in 10 attempts")
+
+
+HEADER_SECONDS = 0.5
+
+
+@pytest.mark.parametrize("server", [(5, "", HEADER_SECONDS)], indirect=True)
+def test_headers_that_arrived_in_time_are_read_before_the_header_timer_answers_408(server):
+    """A connection is opened (its header timer starts), the server's loop is held before the time runs out,
+    and the request's headers arrive meanwhile; when the loop goes on the due timer runs before the socket is
+    read: the request must be answered, not refused 408."""
+    for attempt in range(10):
+        with server.connect() as s:
+            opened = time.monotonic()   # the server starts the header timer after this
+            held = server.hold()        # accepted after s (the listen queue is in order): s's timer is running
+            if time.monotonic() - opened >= HEADER_SECONDS / 2:   # (a slow machine: held too late)
+                server.release()
+                answer(held)
+                held.close()
+                continue
+            ask(s, "/a")
+            while time.monotonic() < opened + 2 * HEADER_SECONDS:   # until the header timer is due
+                time.sleep(0.05)
+            server.release()
+            assert answer(s).startswith(b"HTTP/1.1 200")
+            held.close()
+            return
+    pytest.fail("the loop could not be held within the header time in 10 attempts")
 
 
 @pytest.mark.parametrize("server", [(0, "127.0.0.1")], indirect=True)
