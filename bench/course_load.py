@@ -7,6 +7,10 @@ and its assets once, then evaluates programs and checks an exercise in a loop, e
 replica at random (a load balancer without stickiness). At the same time `--trainings` students each press
 Train (small models) together and follow their job's event stream to its end (on a random replica).
 
+A request sent on a kept-alive connection that the server closed before answering is sent again once on a
+new connection, as browsers do (counted: "sent again"); every other failure is counted per reason (status
+and error kind, or the httpx error and whether its connection was new or kept alive).
+
 Prints, per deployment: evaluations and exercise checks (count, non-200 answers, p50/p99), page loads,
 trainings completed and whether every page received every event (the events it read = the job's count),
 and the time until the last training ended.
