@@ -79,6 +79,9 @@ def add_parser(sub) -> None:
                    help="connections one client address may have open (default 64; more are refused)")
     p.add_argument("--header-seconds", type=float, default=10.0,
                    help="time a request's headers may take to arrive (default 10; then 408 and closed)")
+    p.add_argument("--proxy-keep-alive-seconds", type=float, default=130.0,
+                   help="idle time after which a trusted proxy's kept-alive connection is closed (default 130: "
+                        "above nginx's 60 s and Caddy's 120 s, so the proxy closes it first)")
     p.add_argument("--body-seconds", type=float, default=30.0,
                    help="time a request's body may take to arrive (default 30; then 408)")
     p.add_argument("--send-seconds", type=float, default=30.0,
@@ -146,7 +149,7 @@ def run(args) -> int:
         train_seconds=args.train_seconds, train_orphan_seconds=args.train_orphan_seconds, train_warm=args.train_warm, heavy_workers=args.heavy_workers or 0,
         client_heavy=args.client_heavy, queue_seconds=args.queue_seconds, writes_per_minute=args.writes_per_minute,
         client_jobs=args.client_jobs, client_workers=args.client_workers, checks_per_minute=args.checks_per_minute,
-        header_seconds=args.header_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
+        header_seconds=args.header_seconds, proxy_keep_alive_seconds=args.proxy_keep_alive_seconds, body_seconds=args.body_seconds, send_seconds=args.send_seconds, client_connections=args.client_connections,
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
         store=args.store or None, redis=args.redis or None, broker=args.broker or None,
         trusted_proxies=trusted_proxies(args), proxy_header=args.proxy_header,
@@ -192,7 +195,7 @@ def run(args) -> int:
     from rasplay.server.clients import proxies
     from rasplay.server.connections import protocol
     http = protocol(settings.header_seconds, settings.client_connections,
-                    proxies(settings.trusted_proxies, settings.proxy_header))
+                    proxies(settings.trusted_proxies, settings.proxy_header), settings.proxy_keep_alive_seconds)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, http=http, ws="none",
                             access_log=False, proxy_headers=False, timeout_graceful_shutdown=3)
     server = AnnouncingServer(config)

@@ -2,12 +2,20 @@
 
 * a request's headers must arrive within `header_seconds` of the connection opening, or of the first
   byte of the request (keep-alive): a client sending them slowly, or nothing, is answered 408 and closed,
-  so half-sent requests cannot pile up (the body has its own limit: server/bodies.py);
+  so half-sent requests cannot pile up (the body has its own limit: server/bodies.py); bytes that have
+  arrived but that a busy loop has not read yet when the time runs out are read first (once per request);
 * one client address may hold at most `per_client` connections at once; more are answered 429 and
   closed at once (a class behind one NAT address shares it: raise --client-connections there). A
   connection from a trusted reverse proxy (clients.py) counts for the client of the request it carries,
   from its headers until its answer is sent (the proxy holds the client's own connections, and reuses its
   connections to rasplay for other clients): behind a proxy the limit is on a client's requests in flight;
+* a connection kept alive is closed after `keep_alive` idle seconds (uvicorn's 5 s by default), one from a
+  trusted proxy after `proxy_keep_alive` (default 130 s: longer than nginx's (60 s) and Caddy's (120 s)
+  idle time for their upstream connections, so that the proxy, not rasplay, closes an idle connection: a
+  request the proxy sends on a connection rasplay is closing at that moment is lost, and nginx does not
+  resend a POST); and never while a request has arrived on it: uvloop runs due timers before it reads the
+  sockets, so on a busy server uvicorn's keep-alive timer closed connections whose next request was already
+  waiting, unanswered (the client saw "Server disconnected without sending a response");
 * the answers uvicorn writes itself (400 for a request that is not HTTP, and these) carry the same
   security headers as every other answer (server/security.py).
 
@@ -16,6 +24,8 @@ application answers (404) with its headers."""
 from __future__ import annotations
 
 import json
+import os
+import socket
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
@@ -50,7 +60,20 @@ def _too_many_in_flight(per_client: int):
     return app
 
 
-def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = None):
+def _bytes_waiting(transport) -> bool:
+    """Whether the connection's socket has bytes the server has not read yet (peeked, not consumed)."""
+    sock = transport.get_extra_info("socket")
+    if sock is None:
+        return False
+    try:   # uvloop's transport gives a stand-in that cannot recv: peek on a duplicate of the descriptor
+        with socket.socket(fileno=os.dup(sock.fileno())) as dup:
+            return bool(dup.recv(1, socket.MSG_PEEK | socket.MSG_DONTWAIT))
+    except OSError:   # nothing waiting (BlockingIOError) or the socket is gone
+        return False
+
+
+def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = None,
+             proxy_keep_alive: float | None = None):
     """The protocol class for uvicorn.Config(http=...), with these limits."""
     open_per_client: dict[str, int] = {}
     proxies = proxies or Proxies()
@@ -59,11 +82,14 @@ def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = N
         _header_timer = None
         _counted = None
         _via_proxy = False
+        _late_checked = False   # the header timer found unread bytes once (it waits for them only once)
 
         def connection_made(self, transport) -> None:
             super().connection_made(transport)
             host = self.client[0] if self.client else "unknown"
             self._via_proxy = proxies.trusts(host)
+            if self._via_proxy and proxy_keep_alive:
+                self.timeout_keep_alive = proxy_keep_alive
             if not self._via_proxy and not self._count(host):
                 transport.write(raw_error(429, "busy", f"your address already has {per_client} connections open "
                                                        "(the limit per client); close some first"))
@@ -118,6 +144,7 @@ def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = N
 
         def _await_headers(self) -> None:
             if header_seconds and self._header_timer is None:
+                self._late_checked = False
                 self._header_timer = self.loop.call_later(header_seconds, self._headers_late)
 
         def _stop_header_timer(self) -> None:
@@ -127,10 +154,22 @@ def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = N
 
         def _headers_late(self) -> None:
             self._header_timer = None
-            if not self.transport.is_closing():
-                self.transport.write(raw_error(408, "timeout", f"the request's headers did not arrive within "
-                                                               f"{header_seconds:g} s"))
-                self.transport.close()
+            if self.transport.is_closing():
+                return
+            if not self._late_checked and _bytes_waiting(self.transport):
+                # bytes came that the busy loop has not read yet (uvloop runs due timers first): look again once
+                # they are read; if the headers are complete by then, the timer is stopped
+                self._late_checked = True
+                self._header_timer = self.loop.call_later(0.001, self._headers_late)
+                return
+            self.transport.write(raw_error(408, "timeout", f"the request's headers did not arrive within "
+                                                           f"{header_seconds:g} s"))
+            self.transport.close()
+
+        def timeout_keep_alive_handler(self) -> None:
+            if not self.transport.is_closing() and _bytes_waiting(self.transport):
+                return   # the next request is here: read next (its answer arms the keep-alive timer again)
+            super().timeout_keep_alive_handler()
 
         def send_400_response(self, msg: str) -> None:
             self._stop_header_timer()

@@ -40,6 +40,7 @@ class Settings:
     workers: int = 4                    # evaluation worker processes
     max_body_bytes: int = 1 << 20       # any request body
     header_seconds: float = 10.0        # a request's headers must arrive within this (else the connection closes)
+    proxy_keep_alive_seconds: float = 130.0   # a trusted proxy's idle connection is kept this long (connections.py)
     body_seconds: float = 30.0          # a request's body must arrive within this of its start (else 408)
     send_seconds: float = 30.0          # a client must take each 64 KiB of an answer within this (else closed)
     client_connections: int = 64        # open connections from one client address (more are refused)
