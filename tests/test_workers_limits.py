@@ -38,6 +38,7 @@ def test_a_pipelined_call_is_timed_from_its_own_start():
         second = asyncio.ensure_future(pool.run("sleep", {"seconds": 1.0}, timeout=1.8, client="A"))
         await until(lambda: pool.in_workers("A") == 2)
         assert sorted(len(w.calls) for w in pool._all) == [1, 1, 2]
+        assert pool.stats()["running"] == 4 and pool.stats()["waiting"] == 0
         # each takes 1 s of its 1.8: both finish, though the second ends 2 s after the first began
         assert await first == b'{"slept":1.0}' and await second == b'{"slept":1.0}'
         assert pool.replaced["timeout"] == 0
