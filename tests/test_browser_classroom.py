@@ -152,8 +152,8 @@ def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(brow
                 before = int(page.evaluate("Number(document.getElementById('heatmap-plot').dataset.drawn)"))
                 page.keyboard.press("ArrowRight")
                 page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
-            page.wait_for_timeout(300)
-            assert page.inner_text("#layer-label") == f"Layer {layer} of 4"
+            page.wait_for_function(f"() => document.getElementById('layer-label').textContent === 'Layer {layer} of 4'"
+                                   " && document.querySelector('.values-table tr.hot th.name')")
             # nothing scrolls the page; the stepped layer's head, the heatmap and the layer's values are on screen
             assert page.evaluate("document.scrollingElement.scrollHeight <= innerHeight + 1")
             assert inside_viewport(page, f"#diagram .head-box[data-layer='{layer}']")
@@ -383,12 +383,10 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
         text = ("the quick brown fox jumps over a lazy dog " * 7)[:n]
         set_input(page, text)
         page.wait_for_function(f"() => document.getElementById('heatmap-plot').data[0].x.length === {n}")
-        page.wait_for_timeout(300)
-        # fitted: the whole matrix inside its panel, no horizontal scrolling needed
-        fits = page.evaluate("""() => { const s = document.getElementById('heatmap-scroll');
+        # fitted: the whole matrix inside its panel, no horizontal scrolling needed (once plotly has laid it out)
+        page.wait_for_function("""() => { const s = document.getElementById('heatmap-scroll');
             const p = document.querySelector('#heatmap-plot .main-svg').getBoundingClientRect();
-            return p.width <= s.clientWidth + 1; }""")
-        assert fits, f"the {n}-token heatmap does not fit its panel"
+            return p.width <= s.clientWidth + 1; }""", timeout=10000)
         g = cell_geometry(page)
         assert len(g["cells"]) == n
         # the rows below line up with the columns
@@ -398,15 +396,14 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
     page.click("#heatmap-zoom")
     page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.mode === 'zoom' && "
                            "Number(document.getElementById('heatmap-plot').dataset.cell) >= 18")
-    page.wait_for_timeout(500)
-    visible = page.evaluate("""() => { const plot = document.getElementById('heatmap-plot');
+    visible = page.wait_for_function("""() => { const plot = document.getElementById('heatmap-plot');
         const z = plot.data[0].z; const s = document.getElementById('heatmap-scroll').getBoundingClientRect();
         const xa = plot._fullLayout.xaxis, ya = plot._fullLayout.yaxis; const r = plot.getBoundingClientRect();
         const size = xa._length / z[0].length; let seen = 0;
         z.forEach((row, q) => row.forEach((v, k) => { if (!v) return;
             const x = r.left + xa._offset + k * size, y = r.top + ya._offset + q * size;
             if (x >= s.left && x + size <= s.right && y >= s.top && y + size <= s.bottom) seen++; }));
-        return seen; }""")
+        return seen; }""", timeout=10000).json_value()   # waits until the box has scrolled to a selected cell
     assert visible >= 1, "the zoomed view shows no selected cell"
     # the box scrolled away from plotly's axis labels: pinned copies name the rows and columns in view,
     # each lined up with its row or column
