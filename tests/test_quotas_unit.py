@@ -71,6 +71,10 @@ def test_a_fractional_wait_is_rounded_up():
     for _ in range(11):
         limit.take("a")
     assert refused(limit).headers == {"Retry-After": "6"}   # 60/11 = 5.45 s
+    limit = RateLimit(59, "links", clock=clock)
+    for _ in range(59):
+        limit.take("a")
+    assert refused(limit).headers == {"Retry-After": "2"}   # 60/59 = 1.02 s
 
 
 def test_zero_means_no_limit():
@@ -106,6 +110,8 @@ def test_pruning_starts_only_past_ten_thousand_clients():
     clock.now += 60                                 # all full again, but only 10,000 clients with the next
     limit.take("x")
     assert len(limit._buckets) == 10_000
+    limit.take("y")                                 # the 10,001st: the full ones go
+    assert set(limit._buckets) == {"x", "y"}
 
 
 def test_buckets_not_yet_full_are_kept_when_pruning():
