@@ -22,7 +22,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "bench" / "mutation"
 PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
-EXERCISE_TESTS = "tests/test_exercise_boundaries.py tests/test_exercises.py -k 'not cli'"
+EXERCISE_TESTS = ("tests/test_exercise_boundaries.py tests/test_exercise_generate.py tests/test_exercise_check_units.py "
+                  "tests/test_exercises.py -k 'not cli'")
 
 # module -> the tests that guard it (fast ones only)
 MODULES = {
