@@ -35,7 +35,7 @@ def test_a_full_bucket_allows_a_burst_of_per_minute_then_refuses_with_retry_afte
 
 
 def test_tokens_come_back_at_per_minute_over_sixty_seconds():
-    clock = Clock()
+    clock = Clock(1.0)   # (a clock near zero: the time since the last take is a difference, not a remainder)
     limit = RateLimit(6, "links", clock=clock)
     for _ in range(6):
         limit.take("a")
@@ -114,6 +114,27 @@ def test_pruning_starts_only_past_ten_thousand_clients():
     assert set(limit._buckets) == {"x", "y"}
 
 
+def test_a_bucket_with_part_of_a_token_left_is_forgotten_when_full_again():
+    clock = Clock()
+    limit = RateLimit(2, "links", clock=clock)
+    for i in range(10_000):
+        limit.take(f"c{i}")
+    clock.now += 15
+    limit.take("c0")                                # 1.5 tokens, then 0.5
+    clock.now += 45                                 # c0: 0.5 + 1.5 = 2 tokens, full; the others full too
+    limit.take("new")
+    assert set(limit._buckets) == {"new"}
+
+
+def test_few_clients_are_never_pruned():
+    clock = Clock()
+    limit = RateLimit(2, "links", clock=clock)
+    limit.take("a")
+    clock.now += 60
+    limit.take("b")
+    assert set(limit._buckets) == {"a", "b"}
+
+
 def test_buckets_not_yet_full_are_kept_when_pruning():
     clock = Clock()
     limit = RateLimit(2, "links", clock=clock)
@@ -146,6 +167,17 @@ def test_the_concurrency_limit_counts_per_client_and_frees_on_exit():
         with limit.hold("c"):
             raise RuntimeError("the work failed")
     assert limit._running == {}   # freed on an exception too
+
+
+def test_a_large_concurrency_limit_is_counted_exactly():
+    from contextlib import ExitStack
+
+    limit = ConcurrencyLimit(1000, "requests")
+    with ExitStack() as stack:
+        for _ in range(1000):
+            stack.enter_context(limit.hold("a"))
+        with pytest.raises(ApiError):
+            stack.enter_context(limit.hold("a"))
 
 
 def test_a_concurrency_limit_of_zero_is_no_limit():
