@@ -48,6 +48,11 @@ def test_tokens_come_back_at_per_minute_over_sixty_seconds():
     limit.take("a")
     limit.take("a")
     assert refused(limit).headers == {"Retry-After": "5"}     # half a token left: 5 s to the next
+    fast = RateLimit(60, "checks", clock=clock)
+    for _ in range(60):
+        fast.take("a")
+    clock.now += 63 / 64                                      # 0.98 of a token: not yet one
+    assert refused(fast).headers == {"Retry-After": "1"}
 
 
 def test_a_refused_request_costs_nothing_and_refill_is_capped_at_the_burst():
@@ -115,7 +120,7 @@ def test_pruning_starts_only_past_ten_thousand_clients():
 
 
 def test_a_bucket_with_part_of_a_token_left_is_forgotten_when_full_again():
-    clock = Clock()
+    clock = Clock(1.0)
     limit = RateLimit(2, "links", clock=clock)
     for i in range(10_000):
         limit.take(f"c{i}")
