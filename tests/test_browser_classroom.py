@@ -232,7 +232,7 @@ def _check_embed(host):
     assert inner.evaluate("document.querySelector('.editor').getBoundingClientRect().height") >= 8 * 19
     assert inner.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
     assert inner.is_visible("#open-in-rasplay")
-    host.wait_for_timeout(300)
+    inner.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     host.screenshot(path=ARTIFACTS / "classroom-embed-640x480.png")
 
 
