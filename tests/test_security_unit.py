@@ -137,3 +137,24 @@ def test_frame_ancestors_and_origins():
     embed = directives(dict(headers_for("/embed", ("https://a.example",)))["content-security-policy"])
     assert embed["frame-ancestors"] == ["https://a.example"]
     assert "x-frame-options" not in dict(headers_for("/embed", ("https://a.example",)))
+
+
+def test_only_the_start_of_a_response_gets_the_headers():
+    """Trailers (sent after the body) carry headers of their own: they pass unchanged."""
+    sent = []
+
+    async def app(scope, receive, send):
+        await send({"type": "http.response.start", "status": 200, "headers": [], "trailers": True})
+        await send({"type": "http.response.body", "body": b"x"})
+        await send({"type": "http.response.trailers", "headers": [(b"x-checksum", b"abc")], "more_trailers": False})
+
+    async def send(message):
+        sent.append(message)
+
+    async def receive():
+        return {"type": "http.request", "body": b""}
+
+    asyncio.run(SecurityHeaders(app)({"type": "http", "path": "/"}, receive, send))
+    assert any(k == b"content-security-policy" for k, _ in sent[0]["headers"])
+    assert sent[1:] == [{"type": "http.response.body", "body": b"x"},
+                        {"type": "http.response.trailers", "headers": [(b"x-checksum", b"abc")], "more_trailers": False}]
