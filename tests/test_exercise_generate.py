@@ -42,6 +42,9 @@ def test_the_quarter_is_counted_from_the_cases():
 def test_random_rounds_that_draw_repeats_are_filled_up_to_the_inputs():
     inputs = generate_inputs(exercise("ab", "1-8", 160))   # lengths 1-4 are all taken: many draws repeat
     assert len(inputs) == 160 == len(set(inputs))
+    # the rest stays random, lengths uniform over 5-8 (the space is counted whole, not capped small): about a
+    # quarter of the 130 have 8 tokens, where filling up shortest first would give almost none
+    assert sum(len(s) == 8 for s in inputs) >= 30
 
 
 def test_a_larger_quarter_takes_longer_lengths_whole():
