@@ -75,3 +75,9 @@ def test_json_inputs_are_lists_and_the_draw_is_pinned_by_the_seed():
 def test_filling_up_stops_at_the_inputs_in_a_large_space():
     inputs = generate_inputs(exercise("abcdefghij", "1-40", 60))   # 10^40 inputs: only the 60 asked for
     assert len(inputs) == 60 == len(set(inputs))
+
+
+def test_the_space_is_counted_whole_up_to_the_most_inputs_a_check_takes():
+    inputs = generate_inputs(exercise("ab", "1-10", 1000))   # 2046 inputs exist: all 1000 are drawn at random
+    assert len(inputs) == 1000 == len(set(inputs))
+    assert sum(len(s) == 10 for s in inputs) >= 200          # about a quarter at the longest length, not ~100
