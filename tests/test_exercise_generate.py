@@ -37,6 +37,8 @@ def test_the_quarter_is_counted_from_the_cases():
     assert inputs[7:14] != [s for s in every("ab", 3) if s != "abb"]
     # the space holds 14 inputs, fewer than 40: every one is checked, though the random rounds drew repeats
     assert sorted(inputs) == sorted(every("ab", 1) + every("ab", 2) + every("ab", 3)) and len(inputs) == 14
+    # each round draws only as many as are left in the space (pinned: the draws decide the order)
+    assert inputs[7:] == ["aaa", "aab", "aba", "bab", "baa", "bba", "bbb"]
 
 
 def test_random_rounds_that_draw_repeats_are_filled_up_to_the_inputs():
