@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import importlib
 
+import pytest
+
 from rasplay.engine.exercises import CheckLimits, check, parse_exercise
 from rasplay.engine.exercises.check import (_ancestors, budget_use, forbidden_uses, reference_values,
                                             same_values)
@@ -138,3 +140,29 @@ def test_ancestors_nearest_first():
     assert _ancestors(graph, 4) == [4, 3, 1, 2, 0]
     assert _ancestors(graph, 0) == [0]
 
+
+
+def test_the_culprit_is_the_first_wrong_sop_whatever_its_name():
+    text = ("# title: Mirror\n# task: Define `alpha`.\n# target: alpha\n# alphabet: abc\n# lengths: 1-3\n# inputs: 20\n"
+            "# --- reference\nzeta = length - indices - 1;\nalpha = aggregate(select(indices, zeta, ==), tokens);\n")
+    e = parse_exercise(text, "mirror", "teacher/mirror.exercise")
+    r = check(e, "zeta = length - indices - 1;\nalpha = aggregate(select(indices, zeta, ==), indices);")
+    assert r["status"] == "wrong" and r["counterexample"]["sop"]["name"] == "alpha"   # zeta is right
+
+
+def test_a_reference_that_does_not_define_the_target_says_why():
+    from rasplay.engine.exercises import ExerciseError
+
+    broken = COPY.replace("copied = tokens;", "copied = ;")
+    with pytest.raises(ExerciseError, match=r"does not define the s-op 'copied' \(.+\)"):
+        reference_values(parse_exercise(broken.format(extra=""), "b", "teacher/b.exercise"))
+
+
+def test_a_forbidden_name_on_the_first_line_and_the_time_it_took(monkeypatch):
+    e = exercise(extra="# forbid: length\n")
+    assert [(d["line"], d["col"]) for d in forbidden_uses(e, "length")] == [(1, 1)]
+    times = iter([100.0])
+    monkeypatch.setattr(check_module, "time", type("Clock", (), {"monotonic": staticmethod(
+        lambda: next(times, 100.25063))}))
+    r = check(e, "n = length;")
+    assert r["inputs_right"] == 0 and r["inputs_checked"] == 0 and r["elapsed_ms"] == 250.6
