@@ -50,6 +50,7 @@ def test_same_values():
     assert not same_values([1, "a"], ["1", "a"]) and not same_values(["1", "a"], [1, "a"])
     assert not same_values([1.5, "a"], ["1.5", "a"]) and same_values([1, "a"], [1.0, "a"])
     assert same_values([0.1 + 0.2, True, "x"], [0.3, True, "x"]) and not same_values([1, True], [1, 1])
+    assert not same_values([1, "a"], [1.5, "a"]) and not same_values([1.0, "a"], [1.0 + 1e-6, "a"])
 
 
 def test_forbidden_names_outside_comments_and_strings_with_their_place():
