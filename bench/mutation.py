@@ -5,6 +5,7 @@ run takes hours on a 2-core machine.
     python bench/mutation.py                       # every module below
     python bench/mutation.py engine/header.py      # some of them
     python bench/mutation.py --report-only         # the figures of the last sessions
+    python bench/mutation.py --retest-survivors engine/header.py   # survivors against the tests as they are now
 
 cosmic-ray mutates the file in place, runs the test command, and puts it back; this script also
 restores each module's original text when it stops (Ctrl-C included). Sessions are kept in
@@ -13,14 +14,20 @@ bench/mutation/ (git-ignored) so that an interrupted run resumes where it stoppe
 from __future__ import annotations
 
 import argparse
+import json
+import sqlite3
 import subprocess
 import sys
+from contextlib import closing
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 SESSIONS = ROOT / "bench" / "mutation"
-PYTEST = f"{sys.executable} -m pytest -x -q -p no:cacheprovider"
-EXERCISE_TESTS = "tests/test_exercise_boundaries.py tests/test_exercises.py -k 'not cli'"
+# (plugins the guarding tests never use are left out: a third of each run's start-up)
+PYTEST = (f"{sys.executable} -m pytest -x -q -p no:cacheprovider -p no:schemathesis -p no:benchmark -p no:anyio "
+          f"-p no:jaxtyping -p no:typeguard")
+EXERCISE_TESTS = ("tests/test_exercise_boundaries.py tests/test_exercise_generate.py tests/test_exercise_check_units.py "
+                  "tests/test_exercises.py -k 'not cli'")
 
 # module -> the tests that guard it (fast ones only)
 MODULES = {
@@ -32,6 +39,10 @@ MODULES = {
     "engine/compiler/plan.py": "tests/test_compiler_passes.py tests/test_compiler_plan_decisions.py "
                                "tests/test_compiler_sizes.py",
     "interop/tracr_lower.py": "tests/test_tracr_lower_cases.py tests/test_tracr_api.py",
+    "server/quotas.py": "tests/test_quotas_unit.py",
+    "server/security.py": "tests/test_security_unit.py",
+    "server/store.py": "tests/test_store_sqlite_unit.py",
+    "server/process_pool.py": "tests/test_workers.py tests/test_workers_limits.py",
 }
 
 # Operators left out (docs/testing.md): `|` appears in these modules only in type annotations, which
@@ -72,12 +83,48 @@ def mutate(module: str, timeout: float) -> None:
         (ROOT / module).write_bytes(original)
 
 
-def report(module: str) -> None:
+def retest_survivors(module: str, timeout: float) -> None:
+    """Run each surviving mutant again against the tests as they are now (tests written since the session ran)
+    and record its new outcome in the session."""
     stem = module.replace("/", "_").removesuffix(".py")
     session = SESSIONS / f"{stem}.sqlite"
-    if session.exists():
-        print(f"== {module}")
-        print("\n".join(run(tool("cr-report"), str(session)).strip().splitlines()[-3:]))
+    command = f"{PYTEST} {MODULES[module]}"
+    original = (ROOT / module).read_bytes()
+    with closing(sqlite3.connect(session)) as db:
+        survivors = db.execute("SELECT r.job_id, s.operator_name, s.occurrence FROM work_results r "
+                               "JOIN mutation_specs s USING (job_id) WHERE r.test_outcome = 'SURVIVED'").fetchall()
+        try:
+            for job_id, operator, occurrence in survivors:
+                try:
+                    done = subprocess.run([tool("cosmic-ray"), "mutate-and-test", module, operator, str(occurrence),
+                                           command], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
+                    outcome = json.loads(done.stdout.strip().splitlines()[-1])["test_outcome"].upper()
+                except subprocess.TimeoutExpired:
+                    outcome = "KILLED"   # the tests no longer finish: as cosmic-ray counts a time-out
+                db.execute("UPDATE work_results SET test_outcome = ? WHERE job_id = ?", (outcome, job_id))
+                db.commit()
+                print(f"{module} {operator} {occurrence}: {outcome.lower()}")
+        finally:
+            (ROOT / module).write_bytes(original)
+
+
+def report(module: str) -> None:
+    """Mutants run (the skipped operators not counted), killed and surviving, from the session's database."""
+    stem = module.replace("/", "_").removesuffix(".py")
+    session = SESSIONS / f"{stem}.sqlite"
+    if not session.exists():
+        return
+    with closing(sqlite3.connect(session)) as db:
+        jobs = db.execute("SELECT COUNT(*) FROM work_items").fetchone()[0]
+        outcomes = dict(db.execute("SELECT COALESCE(test_outcome, worker_outcome), COUNT(*) FROM work_results "
+                                   "GROUP BY 1").fetchall())
+    killed, survived = outcomes.get("KILLED", 0), outcomes.get("SURVIVED", 0)
+    skipped = outcomes.get("SKIPPED", 0)
+    others = sum(outcomes.values()) - killed - survived - skipped   # incompetent, abnormal
+    left = jobs - sum(outcomes.values())
+    score = f"{100 * killed / (killed + survived):.0f}%" if killed + survived else "-"
+    print(f"{module}: {killed + survived} run, {killed} killed, {survived} survived ({score}), {skipped} skipped, "
+          f"{others} other, {left} not run yet")
 
 
 def main() -> int:
@@ -85,12 +132,16 @@ def main() -> int:
     ap.add_argument("modules", nargs="*", default=list(MODULES))
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
     ap.add_argument("--report-only", action="store_true")
+    ap.add_argument("--retest-survivors", action="store_true",
+                    help="run the surviving mutants of the sessions again against the current tests")
     args = ap.parse_args()
     SESSIONS.mkdir(exist_ok=True)
     for module in args.modules:
         if module not in MODULES:
             ap.error(f"no tests are listed for {module} (known: {', '.join(MODULES)})")
-        if not args.report_only:
+        if args.retest_survivors:
+            retest_survivors(module, args.timeout)
+        elif not args.report_only:
             mutate(module, args.timeout)
         report(module)
     return 0

@@ -446,9 +446,11 @@ class WorkerPool:
         return sum(1 for w in self._all if w.process.is_alive())
 
     def stats(self) -> dict:
-        """Live workers, their resident memory (bytes) and how many were replaced, and why."""
+        """Live workers, their resident memory (bytes), how many were replaced, and why, and the requests
+        sent to workers (running or pipelined) and waiting for one."""
         return {"workers": self.alive(), "resident_bytes": [memory_of(w.process.pid)[1] for w in self._all],
                 "replaced": dict(self.replaced), "share": self.share,
+                "running": sum(len(w.calls) for w in self._all),
                 "waiting": sum(len(q) for q in self._waiting.values()), "clients_waiting": len(self._waiting)}
 
 

@@ -184,7 +184,8 @@ class Health(BaseModel):
     cache: dict[str, int] = Field(description="the response cache of /evaluate and /analyze: entries, hits, misses")
     pools: dict[str, Any] = Field(description="per worker pool (evaluation, heavy): live workers, each worker's "
                                               "resident memory in bytes, workers replaced (by cause), the share "
-                                              "of workers one client may hold, requests and clients waiting")
+                                              "of workers one client may hold, requests in the workers (running "
+                                              "or pipelined), requests and clients waiting")
     responses: dict[str, Any] = Field(description="answers being sent; large ones spilled to temporary files "
                                                   "(their count, bytes and clients)")
     assets: dict[str, Any] = Field(description="the app's files: their `version` (in their URLs) and whether all "

@@ -211,7 +211,8 @@ def test_hung_evaluation_is_killed_while_others_are_answered(tmp_path):
 
         thread = threading.Thread(target=hang)
         thread.start()
-        time.sleep(0.3)
+        with server.client() as c:   # the hung request is in a worker
+            wait_for(lambda: c.get("/api/v1/health").json()["pools"]["evaluation"]["running"] == 1)
         # another user (address): a client's own requests wait behind its own (one of two workers is its share)
         with server.client(transport=httpx.HTTPTransport(local_address="127.0.0.2")) as c:
             quick = c.post("/api/v1/evaluate", json={"source": REVERSE, "inputs": ["abc"]})

@@ -30,7 +30,7 @@ def test_docs_render_every_operation_offline_under_the_csp(browser, live_server,
         # open one operation: its parameters and responses render too
         page.click(".opblock-post .opblock-summary")
         page.wait_for_selector(".opblock-post.is-open .responses-wrapper")
-        page.wait_for_timeout(300)
+        page.wait_for_load_state("networkidle")   # whatever the opened operation would fetch has been asked for
         assert page.locator(".swagger-ui .download-url-wrapper, img[src*='validator']").count() == 0
     finally:
         watched.close()

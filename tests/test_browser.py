@@ -536,8 +536,8 @@ def test_the_guard_catches_requests_outside_loopback(browser, live_server):
     page = g.page()
     open_app(page, live_server.url)
     # (a fetch would be refused by the page's CSP before the guard saw it; a navigation is not)
-    page.evaluate("location.href = 'http://example.com/x'")
-    page.wait_for_timeout(500)
+    with page.expect_event("requestfailed", lambda r: r.url == "http://example.com/x"):   # aborted by the guard
+        page.evaluate("location.href = 'http://example.com/x'")
     assert g.outside == ["http://example.com/x"]
     g.outside.clear()
     g.errors.clear()   # the aborted fetch logs a network error

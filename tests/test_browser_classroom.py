@@ -152,8 +152,8 @@ def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(brow
                 before = int(page.evaluate("Number(document.getElementById('heatmap-plot').dataset.drawn)"))
                 page.keyboard.press("ArrowRight")
                 page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
-            page.wait_for_timeout(300)
-            assert page.inner_text("#layer-label") == f"Layer {layer} of 4"
+            page.wait_for_function(f"() => document.getElementById('layer-label').textContent === 'Layer {layer} of 4'"
+                                   " && document.querySelector('.values-table tr.hot th.name')")
             # nothing scrolls the page; the stepped layer's head, the heatmap and the layer's values are on screen
             assert page.evaluate("document.scrollingElement.scrollHeight <= innerHeight + 1")
             assert inside_viewport(page, f"#diagram .head-box[data-layer='{layer}']")
@@ -232,7 +232,7 @@ def _check_embed(host):
     assert inner.evaluate("document.querySelector('.editor').getBoundingClientRect().height") >= 8 * 19
     assert inner.evaluate("document.scrollingElement.scrollWidth <= innerWidth")
     assert inner.is_visible("#open-in-rasplay")
-    host.wait_for_timeout(300)
+    inner.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
     host.screenshot(path=ARTIFACTS / "classroom-embed-640x480.png")
 
 
@@ -383,12 +383,10 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
         text = ("the quick brown fox jumps over a lazy dog " * 7)[:n]
         set_input(page, text)
         page.wait_for_function(f"() => document.getElementById('heatmap-plot').heatmap.x.length === {n}")
-        page.wait_for_timeout(300)
-        # fitted: the whole matrix inside its panel, no horizontal scrolling needed
-        fits = page.evaluate("""() => { const s = document.getElementById('heatmap-scroll');
+        # fitted: the whole matrix inside its panel, no horizontal scrolling needed (once it is laid out)
+        page.wait_for_function("""() => { const s = document.getElementById('heatmap-scroll');
             const p = document.querySelector('#heatmap-plot .heatmap-svg').getBoundingClientRect();
-            return p.width <= s.clientWidth + 1; }""")
-        assert fits, f"the {n}-token heatmap does not fit its panel"
+            return p.width <= s.clientWidth + 1; }""", timeout=10000)
         g = cell_geometry(page)
         assert len(g["cells"]) == n
         # the rows below line up with the columns
@@ -398,14 +396,13 @@ def test_long_inputs_fit_the_panel_zoom_to_the_selected_cells_and_line_up(guarde
     page.click("#heatmap-zoom")
     page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.mode === 'zoom' && "
                            "Number(document.getElementById('heatmap-plot').dataset.cell) >= 18")
-    page.wait_for_timeout(500)
-    visible = page.evaluate("""() => { const h = document.getElementById('heatmap-plot').heatmap;
+    visible = page.wait_for_function("""() => { const h = document.getElementById('heatmap-plot').heatmap;
         const z = h.z; const s = document.getElementById('heatmap-scroll').getBoundingClientRect();
         const r = h.svg.getBoundingClientRect(); const size = h.size; let seen = 0;
         z.forEach((row, q) => row.forEach((v, k) => { if (!v) return;
             const x = r.left + h.left + k * size, y = r.top + h.top + q * size;
             if (x >= s.left && x + size <= s.right && y >= s.top && y + size <= s.bottom) seen++; }));
-        return seen; }""")
+        return seen; }""", timeout=10000).json_value()   # waits until the box has scrolled to a selected cell
     assert visible >= 1, "the zoomed view shows no selected cell"
     # the box scrolled away from the heatmap's own axis labels: pinned copies name the rows and columns in view,
     # each lined up with its row or column

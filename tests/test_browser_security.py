@@ -69,12 +69,19 @@ def link(server, state: dict, path: str = "/") -> str:
     return f"{server.url}{path}#{link_fragment(state)}"
 
 
+def settle(page):
+    """Wait for the page's requests to end (an injected image's error comes after its request) and two frames
+    to be drawn (events queued by what ran, a CSP violation's among them, are dispatched by then)."""
+    page.wait_for_load_state("networkidle")
+    page.evaluate("() => new Promise((done) => requestAnimationFrame(() => requestAnimationFrame(done)))")
+
+
 def opened(watched, url: str):
     page = watched.page()
     page.goto(url)
     page.wait_for_selector("body[data-ready='1']", timeout=15000)
     heatmap_z(page)
-    page.wait_for_timeout(300)   # time for anything injected (an image's onerror) to fire
+    settle(page)   # anything injected (an image's onerror) would have fired
     return page
 
 
@@ -130,14 +137,14 @@ def test_a_click_on_a_cell_with_a_hostile_input_token_locks_a_text_caption(watch
     page.mouse.move(x, y)
     page.mouse.click(x, y)
     page.wait_for_function("() => document.getElementById('heatmap-note').textContent.includes('locked:')")
-    page.wait_for_timeout(300)
+    settle(page)
     note = page.text_content("#heatmap-note")
     assert f"locked: query 0 ({PAYLOAD}, query value {PAYLOAD}) ← key 0 ({PAYLOAD}, key value {PAYLOAD}), selected" \
         in note
     assert_inert(page)
     # a click on the widths column locks nothing new
     page.mouse.click(*heatmap_field(page, "widthCentre(1)"))
-    page.wait_for_timeout(300)
+    settle(page)
     assert page.text_content("#heatmap-note") == note
 
 
@@ -190,7 +197,7 @@ def test_normal_use_trips_no_csp_violation(watched, live_server):
     page.click("#gallery-list button[data-example='histogram']")
     wait_for_run(page, before)
     page.wait_for_function("() => document.getElementById('heatmap-title').textContent.includes('same_token')")
-    page.wait_for_timeout(500)
+    settle(page)
 
 
 def test_the_main_page_and_embed_have_no_inline_script(watched, live_server):

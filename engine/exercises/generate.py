@@ -1,6 +1,7 @@
 """The inputs an exercise is checked on, deterministic for a file: its explicit cases first, then
 every input of the shortest lengths (while they fit in a quarter of the budget), then random inputs
-with lengths uniform over the range and tokens uniform over the alphabet, without repeats."""
+with lengths uniform over the range and tokens uniform over the alphabet, without repeats; where the
+random rounds draw only repeats (a small space), the inputs not drawn yet, shortest first."""
 from __future__ import annotations
 
 import itertools
@@ -53,4 +54,9 @@ def generate_inputs(exercise: Exercise) -> list:
         codes = rng.integers(0, k, size=(missing, exercise.max_length))
         for n, row in zip(drawn_lengths, codes):
             add([alphabet[c] for c in row[:n]])
+    # still short (repeats drawn in every round, as in a small space): the inputs not drawn, shortest first.
+    # Each step adds one or passes one already seen: inputs + seen steps are enough.
+    every = itertools.chain.from_iterable(itertools.product(alphabet, repeat=int(n)) for n in lengths)
+    for combo in itertools.islice(every, exercise.n_inputs + len(seen)):
+        add(list(combo))
     return out

@@ -64,16 +64,21 @@ def reference_values(exercise: Exercise, check_limits: CheckLimits = CHECK_LIMIT
     return inputs, result["values"]
 
 
+def _number(v) -> bool:
+    return isinstance(v, (int, float, np.integer, np.floating)) and not isinstance(v, (bool, np.bool_))
+
+
 def same_values(expected: list, got: list | None) -> bool:
-    """Equal, with numbers compared to 1e-9 (an average may round); a bool never equals a number."""
+    """Equal, with numbers compared to 1e-9 (an average may round); a bool never equals a number, and
+    values of other types (strings) only equal values of their own type."""
     if got is None or len(expected) != len(got):
         return False
-    if any(isinstance(a, bool) != isinstance(b, bool) for a, b in zip(expected, got)):
-        return False  # values of several types per position (type mixed): a bool never equals a number
-    e, g = np.asarray(expected), np.asarray(got)
-    if e.dtype.kind in "iuf" and g.dtype.kind in "iuf":
-        return bool(np.allclose(e, g, rtol=1e-9, atol=1e-9))
-    return e.dtype.kind == g.dtype.kind and bool(np.array_equal(e, g))
+    if all(_number(a) and _number(b) for a, b in zip(expected, got)):
+        return bool(np.allclose(np.asarray(expected, dtype=float), np.asarray(got, dtype=float), rtol=1e-9, atol=1e-9))
+    # values of several types per position (type mixed), strings, bools: position by position, by type first
+    # (numpy would make [1, "a"] the strings ["1", "a"], equal to the program's ["1", "a"])
+    return all(bool(np.isclose(a, b, rtol=1e-9, atol=1e-9)) if _number(a) and _number(b)
+               else type(a) is type(b) and a == b for a, b in zip(expected, got))
 
 
 def forbidden_uses(exercise: Exercise, source: str) -> list[dict]:

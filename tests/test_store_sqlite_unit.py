@@ -1,0 +1,153 @@
+"""The SQLite store's own decisions, without a server (server/store.py): where it goes (a missing data
+directory is made), the parts of its cap (the log's share, the database's pages) and that a full store
+uses its cap without passing it, the errors it raises, ids on a collision, moving rows. test_store.py
+runs the behaviour both stores share against SQLite and PostgreSQL."""
+from __future__ import annotations
+
+import os
+import sqlite3
+
+import pytest
+
+from rasplay.server import store as store_module
+from rasplay.server.store import (SHM_BYTES, Store, StoreCorrupt, StoreFull, StoreUnavailable, content_id,
+                                  is_database_url, model_id_of, open_store)
+
+
+def test_a_missing_data_directory_is_made(tmp_path):
+    data = tmp_path / "not" / "yet" / "there"
+    store = open_store(None, data)
+    store.put_link({"source": "x = indices;"})
+    store.close()
+    assert (data / "links.sqlite3").is_file()
+    other = tmp_path / "elsewhere"
+    store = open_store(str(other), tmp_path / "unused")      # a location that is a directory (made if missing)
+    assert store.path == other / "links.sqlite3" and not (tmp_path / "unused").exists()
+    store.close()
+    store = open_store(str(other / "links.sqlite3"), tmp_path / "unused")   # an existing file: used as it is
+    assert store.path == other / "links.sqlite3" and store.describe() == f"SQLite {other / 'links.sqlite3'}"
+    store.close()
+
+
+def test_the_log_takes_an_eighth_of_the_cap_within_its_bounds():
+    assert Store.wal_allowance(1 << 20) == 128 * 1024          # at least 128 KiB
+    assert Store.wal_allowance(8 << 20) == 1 << 20             # an eighth
+    assert Store.wal_allowance((8 << 20) + 8) == (1 << 20) + 1
+    assert Store.wal_allowance(64 << 20) == 8 << 20
+    assert Store.wal_allowance(1 << 30) == 8 << 20             # at most 8 MiB
+
+
+def test_the_cap_is_shared_between_the_log_its_index_and_the_database(tmp_path):
+    cap = 4 << 20
+    store = Store(tmp_path / "s.sqlite3", cap)
+    pragma = lambda name: store._db.execute(f"PRAGMA {name}").fetchone()[0]   # noqa: E731
+    page = pragma("page_size")
+    wal = Store.wal_allowance(cap)
+    assert pragma("journal_size_limit") == wal
+    assert pragma("wal_autocheckpoint") == wal // 2 // page
+    assert pragma("max_page_count") == (cap - wal - SHM_BYTES) // page
+    assert pragma("journal_mode") == "wal" and pragma("synchronous") == 2   # FULL
+    assert pragma("busy_timeout") == 5000
+    store.close()
+    store = Store(tmp_path / "t.sqlite3", 1)                   # a tiny cap: the log keeps its least
+    assert store._db.execute("PRAGMA wal_autocheckpoint").fetchone()[0] == 128 * 1024 // 2 // page
+    store.close()
+
+
+def test_a_full_store_has_used_its_cap_and_not_more(tmp_path):
+    cap = 1 << 20
+    store = Store(tmp_path / "s.sqlite3", cap)
+    with pytest.raises(StoreFull, match=r"store is full \(its limit is 1048576 bytes\)"):
+        for i in range(1000):
+            store.put_link({"source": f"# {os.urandom(1500).hex()}\nx{i} = indices;"})
+            assert store.size() <= cap
+    assert store.size() <= cap
+    page = store._db.execute("PRAGMA page_size").fetchone()[0]
+    used = store._db.execute("PRAGMA page_count").fetchone()[0] * page
+    assert used >= 0.9 * (cap - Store.wal_allowance(cap) - SHM_BYTES)   # the database had the rest of the cap
+    store.close()
+
+
+class Failing:
+    """A connection whose writes fail with `message` (reads go to the real one)."""
+
+    def __init__(self, db, message):
+        self.db, self.message = db, message
+
+    def execute(self, sql, *args):
+        if sql.startswith("INSERT"):
+            raise sqlite3.OperationalError(self.message)
+        return self.db.execute(sql, *args)
+
+    def close(self):
+        self.db.close()
+
+
+def test_write_failures_say_which(tmp_path):
+    store = Store(tmp_path / "s.sqlite3", 1 << 20)
+    real = store._db
+    store._db = Failing(real, "database or disk is full")    # the store's pages are far from used: the disk
+    with pytest.raises(StoreFull, match="^the server's disk is full$"):
+        store.put_link({"source": "a"})
+    store._db = Failing(real, "disk I/O error")
+    with pytest.raises(StoreUnavailable, match=r"could not write its store \(disk I/O error\)"):
+        store.put_model({"source": "a"})
+    store._db = real
+    store.close()
+    uncapped = Store(tmp_path / "u.sqlite3")
+    uncapped._db = Failing(uncapped._db, "database or disk is full")
+    with pytest.raises(StoreFull, match="^the server's disk is full$"):
+        uncapped.put_link({"source": "a"})
+    uncapped.close()
+
+
+def test_a_file_that_is_not_a_store_is_refused(tmp_path):
+    bad = tmp_path / "links.sqlite3"
+    bad.write_bytes(b"not a database at all" * 100)
+    with pytest.raises(StoreCorrupt, match="damaged or not a rasplay store"):
+        Store(bad)
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(StoreCorrupt, match="cannot open the store"):
+        Store(tmp_path / "file" / "below" / "links.sqlite3")
+
+
+def test_ids_are_content_addressed_and_longer_on_a_collision(tmp_path):
+    assert len(content_id("x")) == 12 and len(content_id("x", 26)) == 26
+    assert content_id("x") == content_id("x", 26)[:12] and content_id("x") != content_id("y")
+    assert set(content_id("some text", 26)) <= set("abcdefghijklmnopqrstuvwxyz234567")
+    spec = {"source": "x = indices;", "max_len": 5}
+    assert model_id_of(spec) == "m" + content_id(store_module.canonical(spec), 15)
+    assert store_module.canonical({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
+    store = Store(tmp_path / "s.sqlite3")
+    state = {"source": "x = indices;"}
+    short = content_id(store_module.canonical(state))
+    store._db.execute("INSERT INTO links (id, state) VALUES (?, ?)", (short, '{"source":"another"}'))
+    assert store.link_id(state) == (content_id(store_module.canonical(state), 16), False)
+    link = store.put_link(state)
+    assert len(link) == 16 and store.get_link(link) == state and store.link_id(state) == (link, True)
+    assert store.get_link(short) == {"source": "another"}
+    store.close()
+
+
+def test_rows_move_between_stores_once(tmp_path):
+    a, b = Store(tmp_path / "a.sqlite3"), Store(tmp_path / "b.sqlite3")
+    links = [a.put_link({"source": f"x{i} = indices;"}) for i in range(3)]
+    model = a.put_model({"source": "y = indices;"})
+    rows = a.export_rows("links")
+    assert [r[0] for r in rows] == sorted(links) and all(abs(r[2] - rows[0][2]) < 60 for r in rows)
+    assert b.import_rows("links", rows) == 3 and b.import_rows("links", rows) == 0
+    assert b.import_rows("models", a.export_rows("models")) == 1
+    assert b.count("links") == 3 and b.count("models") == 1 and b.get_model(model) == {"source": "y = indices;"}
+    assert b.export_rows("links") == rows                  # the times of creation come along
+    with pytest.raises(ValueError, match="no table 'secrets'"):
+        a.count("secrets")
+    with pytest.raises(ValueError, match="no table"):
+        a.export_rows("links; DROP TABLE links")
+    a.close()
+    b.close()
+
+
+def test_which_locations_name_a_database():
+    assert is_database_url("postgresql://u@h/db") and is_database_url("postgres://u@h/db")
+    assert not is_database_url("sqlite:///x") and not is_database_url(None) and not is_database_url("")
+    assert not is_database_url("/data/postgresql://x")
