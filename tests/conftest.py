@@ -117,3 +117,25 @@ def need(module: str):
         return importlib.import_module(module)
     except ImportError as e:
         unavailable(f"needs {module} ({e}); `make test` installs it (the project's extras)")
+
+
+def run_async(coro):
+    """Run a coroutine to its end in a thread of its own, as asyncio.run would: a browser test earlier in the
+    same process (Playwright's sync API) may hold this thread's event loop, where asyncio.run refuses."""
+    import asyncio
+    import threading
+
+    result, errors = [], []
+
+    def target():
+        try:
+            result.append(asyncio.run(coro))
+        except BaseException as e:  # noqa: BLE001 (raised again below, in the test's thread)
+            errors.append(e)
+
+    t = threading.Thread(target=target)
+    t.start()
+    t.join()
+    if errors:
+        raise errors[0]
+    return result[0]

@@ -3,27 +3,10 @@ started once no job runs."""
 from __future__ import annotations
 
 import asyncio
-import threading
 import time
 
+from conftest import run_async
 from rasplay.server.training_jobs import JobManager
-
-
-def run_alone(coro_fn):
-    """asyncio.run in a thread of its own (a browser test in the same session may hold this thread's loop)."""
-    errors = []
-
-    def target():
-        try:
-            asyncio.run(coro_fn())
-        except BaseException as e:  # noqa: BLE001 (re-raised below, in the test's thread)
-            errors.append(e)
-
-    t = threading.Thread(target=target)
-    t.start()
-    t.join()
-    if errors:
-        raise errors[0]
 
 
 async def _wait(job, timeout=60):
@@ -60,7 +43,7 @@ def test_a_job_starts_in_the_warm_spare_and_the_spare_is_replaced():
             await jobs.close()
         assert jobs._spares == []
 
-    run_alone(scenario)
+    run_async(scenario())
 
 
 def test_without_warm_spares_jobs_start_cold():
@@ -74,4 +57,4 @@ def test_without_warm_spares_jobs_start_cold():
         finally:
             await jobs.close()
 
-    run_alone(scenario)
+    run_async(scenario())

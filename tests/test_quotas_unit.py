@@ -192,12 +192,17 @@ def test_a_concurrency_limit_of_zero_is_no_limit():
 
 
 def test_the_client_is_the_peer_address():
-    class Request:
-        def __init__(self, client):
-            self.client = client
+    from types import SimpleNamespace
 
-    class Peer:
-        host = "10.0.0.7"
+    from starlette.requests import Request
 
-    assert client_of(Request(Peer())) == "10.0.0.7"
-    assert client_of(Request(None)) == "unknown"
+    from rasplay.server.settings import Settings
+
+    app = SimpleNamespace(state=SimpleNamespace(settings=Settings()))   # no trusted proxy: the peer it is
+
+    def request(client, headers=()):
+        return Request({"type": "http", "app": app, "client": client, "headers": list(headers)})
+
+    assert client_of(request(("10.0.0.7", 5000))) == "10.0.0.7"
+    assert client_of(request(("10.0.0.7", 5000), [(b"x-forwarded-for", b"1.2.3.4")])) == "10.0.0.7"
+    assert client_of(request(None)) == "unknown"

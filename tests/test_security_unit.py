@@ -3,9 +3,9 @@ sets its own CSP still gets exactly one, `form-action`, the policy per kind of p
 The live-server tests of the same headers are in test_headers.py."""
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+
+from conftest import run_async
 from fastapi.responses import PlainTextResponse
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient
@@ -37,7 +37,7 @@ def through(middleware_of, path: str, headers: list[tuple[bytes, bytes]], scope_
     async def receive():
         return {"type": "http.request", "body": b""}
 
-    asyncio.run(middleware_of(app)({"type": scope_type, "path": path}, receive, send))
+    run_async(middleware_of(app)({"type": scope_type, "path": path}, receive, send))
     return sent
 
 
@@ -154,7 +154,7 @@ def test_only_the_start_of_a_response_gets_the_headers():
     async def receive():
         return {"type": "http.request", "body": b""}
 
-    asyncio.run(SecurityHeaders(app)({"type": "http", "path": "/"}, receive, send))
+    run_async(SecurityHeaders(app)({"type": "http", "path": "/"}, receive, send))
     assert any(k == b"content-security-policy" for k, _ in sent[0]["headers"])
     assert sent[1:] == [{"type": "http.response.body", "body": b"x"},
                         {"type": "http.response.trailers", "headers": [(b"x-checksum", b"abc")], "more_trailers": False}]

@@ -3,9 +3,9 @@ worker then answers "to"), and the API turns every pool failure into its 4xx or 
 server/api/evaluate.run_in_pool). No server: the kinds run in this process, the pool is a stand-in."""
 from __future__ import annotations
 
-import asyncio
-
 import pytest
+
+from conftest import run_async
 
 from rasplay.engine.exercises import SHIPPED_DIR
 from rasplay.server import work_kinds
@@ -68,7 +68,7 @@ def test_every_pool_failure_is_a_4xx_or_503_never_a_200(error, status, kind, wor
     pool = Pool(error)
     settings = Settings(eval_seconds=5.0)
     with pytest.raises(ApiError) as info:
-        asyncio.run(run_in_pool(pool, "exercise_check", {}, settings, timeout=2.0, client="10.0.0.1"))
+        run_async(run_in_pool(pool, "exercise_check", {}, settings, timeout=2.0, client="10.0.0.1"))
     e = info.value
     assert (e.status, e.kind) == (status, kind) and words in e.message, (e.status, e.kind, e.message)
     if status == 503:
@@ -78,5 +78,5 @@ def test_every_pool_failure_is_a_4xx_or_503_never_a_200(error, status, kind, wor
 
 def test_a_time_out_without_its_own_limit_names_the_servers():
     with pytest.raises(ApiError) as info:
-        asyncio.run(run_in_pool(Pool(EvaluationTimeout()), "analyze", {}, Settings(eval_seconds=5.0)))
+        run_async(run_in_pool(Pool(EvaluationTimeout()), "analyze", {}, Settings(eval_seconds=5.0)))
     assert info.value.status == 422 and "longer than 5 s" in info.value.message
