@@ -6,7 +6,8 @@ from __future__ import annotations
 import asyncio
 import time
 
-from test_jobs_warm import _wait, run_alone
+from conftest import run_async
+from test_jobs_warm import _wait
 
 from rasplay.server.training_jobs import JobManager
 
@@ -49,7 +50,7 @@ def test_a_job_nobody_follows_is_cancelled_and_a_followed_one_runs_on():
         finally:
             await jobs.close()
 
-    run_alone(scenario)
+    run_async(scenario())
 
 
 def test_without_an_orphan_limit_jobs_run_unfollowed():
@@ -59,4 +60,4 @@ def test_without_an_orphan_limit_jobs_run_unfollowed():
         assert job.status == "done"
         await jobs.close()
 
-    run_alone(scenario)
+    run_async(scenario())
