@@ -46,6 +46,9 @@ def open_exercise(page, exercise_id: str):
     page.click(f"[data-exercise='{exercise_id}']")
     page.wait_for_function(f"() => location.hash === '#x={exercise_id}'", timeout=20000)
     page.wait_for_selector("#exercise-panel:not([hidden])")
+    # its own toast (with its Undo) is up: an earlier toast's Undo would put back something else
+    page.wait_for_function("""() => { const t = document.getElementById('toast');
+        return !t.hidden && t.textContent.includes(window.rasplay.state.exercise.title); }""", timeout=20000)
 
 
 def set_input(page, text: str, index: int = 0):

@@ -151,3 +151,55 @@ def test_which_locations_name_a_database():
     assert is_database_url("postgresql://u@h/db") and is_database_url("postgres://u@h/db")
     assert not is_database_url("sqlite:///x") and not is_database_url(None) and not is_database_url("")
     assert not is_database_url("/data/postgresql://x")
+
+
+def test_the_size_is_the_pages_in_use_and_both_log_files(tmp_path):
+    """size() against the files themselves: the database's pages (read by a second connection) and the
+    bytes of the -wal and -shm files on disk."""
+    store = Store(tmp_path / "s.sqlite3")
+    for i in range(40):
+        store.put_link({"source": f"x{i} = indices;", "note": "n" * 500})
+    other = sqlite3.connect(str(tmp_path / "s.sqlite3"))
+    pages, page_size = other.execute("PRAGMA page_count").fetchone()[0], other.execute("PRAGMA page_size").fetchone()[0]
+    other.close()
+    logs = [os.path.getsize(f"{tmp_path / 's.sqlite3'}{suffix}") for suffix in ("-wal", "-shm")]
+    assert pages > 1 and all(n > 0 for n in logs)
+    assert store.size() == pages * page_size + sum(logs)
+    store.close()
+
+
+def test_the_share_of_pages_used_is_a_fraction_of_the_cap(tmp_path):
+    store = Store(tmp_path / "s.sqlite3", max_bytes=4 << 20)
+    store.put_link({"source": "x = indices;"})
+    used, most = (store._db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "max_page_count"))
+    assert 0 < store._pages_used() < 1 and store._pages_used() == used / most
+    store.close()
+
+
+def test_a_model_is_known_once_stored_and_only_then(tmp_path):
+    store = Store(tmp_path / "s.sqlite3")
+    spec = {"source": "x = indices;", "output": "x", "vocab": ["a"], "max_len": 3, "bos": "<bos>"}
+    assert not store.has_model(model_id_of(spec))
+    model_id = store.put_model(spec)
+    assert model_id == model_id_of(spec) and store.has_model(model_id) and store.get_model(model_id) == spec
+    assert not store.has_model("0" * 12)
+    store.close()
+
+
+def test_a_location_given_as_a_path_is_a_directory_or_file(tmp_path):
+    store = open_store(tmp_path / "dir", tmp_path / "unused")          # a Path, not a string
+    assert store.path == tmp_path / "dir" / "links.sqlite3"
+    store.close()
+
+
+def test_the_store_is_used_from_the_server_s_threads(tmp_path):
+    """The app calls the store from worker threads (run_in_threadpool), not the thread that opened it."""
+    import threading
+
+    store = Store(tmp_path / "s.sqlite3")
+    out = []
+    t = threading.Thread(target=lambda: out.append(store.put_link({"source": "x = indices;"})))
+    t.start()
+    t.join()
+    assert out and store.get_link(out[0]) == {"source": "x = indices;"}
+    store.close()

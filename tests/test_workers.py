@@ -2,20 +2,18 @@
 memory limit, caches bounded by bytes, the queue wait. The pool runs the tests' own work kinds
 (tests/pool_kinds.py)."""
 import asyncio
-import concurrent.futures
 
 import orjson
 import pytest
+
+from conftest import run_async
 
 from rasplay.server.process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, WorkerPool
 
 KINDS = "pool_kinds"
 
 
-def run(coro):
-    """asyncio.run in a thread of its own (Playwright's sync API may hold this thread's event loop)."""
-    with concurrent.futures.ThreadPoolExecutor(1) as executor:
-        return executor.submit(asyncio.run, coro).result()
+run = run_async   # asyncio.run in a thread of its own (Playwright may hold this thread's loop)
 
 
 def with_pool(scenario, *args, **kw):

@@ -2,25 +2,11 @@
 its own start, not from the start of the call before it, and a call's own `timeout` overrides the pool's in
 both directions. The pool runs the tests' own work kinds (tests/pool_kinds.py)."""
 import asyncio
-import concurrent.futures
 
 import pytest
 
-from rasplay.server.process_pool import EvaluationTimeout, PoolBusy, WorkerPool
-
-KINDS = "pool_kinds"
-
-
-def with_pool(scenario, *args, **kw):
-    async def main():
-        pool = WorkerPool(*args, registry=KINDS, **kw)
-        await pool.start()
-        try:
-            return await scenario(pool)
-        finally:
-            await pool.close()
-    with concurrent.futures.ThreadPoolExecutor(1) as executor:   # a loop of its own (Playwright may hold this one)
-        return executor.submit(asyncio.run, main()).result()
+from rasplay.server.process_pool import EvaluationTimeout, PoolBusy
+from test_workers import with_pool   # the pool on the tests' own work kinds, in a loop of its own
 
 
 async def until(condition):
