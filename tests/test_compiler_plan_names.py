@@ -24,3 +24,41 @@ def test_an_offset_shifts_the_layer_numbers_but_not_the_embedding():
         assert sublayer_name(mlp(layer), offset=1) == f"layer {layer + 1} MLP"
         assert sublayer_name(attn(layer + 1), offset=2) == f"layer {layer + 3} attention"
     assert sublayer_name(EMBEDDING, offset=3) == "embedding"
+
+
+def _block(name, kind, written, provides=("x",), values=(0, 1, 2), phys=None):
+    import numpy as np
+
+    from rasplay.engine.compiler.plan import Block
+
+    return Block(name=name, kind=kind, values=np.asarray(values), written=written, phys=phys,
+                 provides={k: np.asarray(values) for k in provides})
+
+
+def test_availability_prefers_a_categorical_block_of_its_own_then_the_value_itself_then_the_earliest():
+    """The planner reads a value from the best block that holds it before a sublayer: a block of its own
+    before a joint block, categorical before numerical, a number stored as itself before a coded one, then
+    the earliest written; never one written at or after that sublayer, and only of the kind asked for."""
+    import numpy as np
+
+    from rasplay.engine.compiler.plan import Availability
+
+    av = Availability({})
+    joint = _block("joint", "categorical", 1, provides=("x", "y"))
+    coded = _block("coded", "numerical", 1, phys=np.array([5.0, 6.0, 7.0]))
+    itself = _block("itself", "numerical", 2)
+    late_cat = _block("late", "categorical", 4)
+    early_cat = _block("early", "categorical", 3)
+    for b in (joint, coded, itself, late_cat, early_cat):
+        av.register(b)
+    assert [b.order for b in (joint, coded, itself, late_cat, early_cat)] == [1, 2, 3, 4, 5] and av.count == 5
+    assert av.best("x", before=1) is None                       # nothing is written before sublayer 1
+    assert av.best("x", before=2) is coded                      # own block before the joint one
+    assert av.best("x", before=3) is itself                     # the value itself before a coded number
+    assert av.best("x", before=4) is early_cat                  # categorical first
+    assert av.best("x", before=5) is early_cat                  # then the earliest written
+    assert av.best("x", before=5, kind="numerical") is itself   # only the kind asked for
+    assert av.best("y", before=5) is joint and av.best("z", before=5) is None
+    assert itself.identity and not coded.identity and not early_cat.identity
+    assert early_cat.size == 3 and itself.size == 1
+    assert early_cat.labels() == ["0", "1", "2"] and itself.labels() == ["itself"]
