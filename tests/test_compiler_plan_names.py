@@ -62,3 +62,28 @@ def test_availability_prefers_a_categorical_block_of_its_own_then_the_value_itse
     assert itself.identity and not coded.identity and not early_cat.identity
     assert early_cat.size == 3 and itself.size == 1
     assert early_cat.labels() == ["0", "1", "2"] and itself.labels() == ["itself"]
+
+
+def test_the_one_and_bos_blocks_are_single_dimensions_named_as_themselves():
+    """The embedding's constant blocks ("one", "bos") hold no values: each is one dimension labelled with its
+    own name, and neither is a numerical block storing a value as itself."""
+    from rasplay.engine.compiler.plan import EMBEDDING, Block
+
+    for kind in ("one", "bos"):
+        b = Block(kind, kind, None, {}, EMBEDDING)
+        assert b.size == 1 and b.labels() == [kind] and not b.identity
+
+
+def test_a_block_of_another_kind_is_never_returned_for_the_kind_asked():
+    """Asked for a categorical block of a key held only as a number (or the other way round), the planner
+    finds none rather than handing back a block of the wrong kind."""
+    from rasplay.engine.compiler.plan import Availability
+
+    av = Availability({})
+    number = _block("number", "numerical", 1)
+    letters = _block("letters", "categorical", 1, provides=("y",))
+    av.register(number)
+    av.register(letters)
+    assert av.best("x", before=2, kind="categorical") is None
+    assert av.best("y", before=2, kind="numerical") is None
+    assert av.best("x", before=2, kind="numerical") is number and av.best("y", before=2, kind="categorical") is letters
