@@ -98,6 +98,11 @@ def cell_centre(page, q: int, k: int) -> tuple[float, float]:
 PLOTLY_FILE = re.compile(r"^http://127\.0\.0\.1:\d+(/v/\w+)?/vendor/plotly\.min\.js$")
 
 
+def address_writes(page) -> int:
+    """How many of the page's delayed address-bar writes have settled (web/js/state.js counts them)."""
+    return page.evaluate("Number(document.body.dataset.addressWrites || 0)")
+
+
 def set_program(page, source: str):
     """Replace the editor's text the way a user would (select all, type)."""
     before = runs(page)

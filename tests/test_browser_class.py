@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from test_browser import ARTIFACTS, Guarded, open_app, runs, set_program
+from test_browser import ARTIFACTS, Guarded, address_writes, open_app, runs, set_program
 
 pytestmark = pytest.mark.browser
 
@@ -73,10 +73,12 @@ def test_opening_an_exercise_keeps_the_program_back_undo_and_leave_return_to_it(
     assert source(page) != MINE
     assert page.is_visible("#toast button[data-action='undo']")
     # the exercise's own work goes to the exercise's draft, never over the free editor's
+    writes = address_writes(page)
     set_program(page, "# exercise attempt\nhist = selector_width(select(tokens, tokens, ==));")
     page.wait_for_function("() => JSON.parse(localStorage.getItem('rasplay.exercises.v1')).drafts.histogram"
                            ".includes('exercise attempt')")
-    page.wait_for_timeout(0)
+    # the edit's delayed address write (which saves the free editor's draft) has happened
+    page.wait_for_function(f"() => Number(document.body.dataset.addressWrites || 0) > {writes}")
     assert free_draft(page) == MINE
     # Back returns to my program, the exercise panel closed
     page.go_back()

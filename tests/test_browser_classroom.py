@@ -16,7 +16,7 @@ from contextlib import contextmanager
 import httpx
 import pytest
 
-from test_browser import ARTIFACTS, Guarded, open_app, runs, set_program
+from test_browser import ARTIFACTS, Guarded, address_writes, open_app, runs, set_program
 from conftest import need
 
 pytestmark = pytest.mark.browser
@@ -272,10 +272,11 @@ def test_a_link_restores_input_tab_head_and_compiled_state(browser, guarded, ser
     set_input(page, "abcd", 1)
     page.click("#diagram .head-box[data-layer='1']")   # the selected head: length's full_s
     page.click("#tab-compile")
+    writes = address_writes(page)
     page.click("#compile-start")
     page.wait_for_selector("#compile-summary table", timeout=60000)
     page.wait_for_function("() => location.hash.length > 5 && window.rasplay.state.compiled")
-    page.wait_for_timeout(500)
+    page.wait_for_function(f"() => Number(document.body.dataset.addressWrites || 0) > {writes}")   # the compile's own
     state = page.evaluate("window.rasplay.state")
     assert state["current"] == 1 and state["view"] == "compile"
     selection = state["selection"]   # the library's head (full_s) has no name of the program's: "#<id>"
@@ -324,7 +325,8 @@ def test_broken_links_say_so_on_the_page_and_keep_the_address(guarded, server):
         assert other.is_visible("#notice")
         message = other.inner_text("#notice-text")
         assert words in message and "Failed to fetch" not in message
-        other.wait_for_timeout(800)   # longer than the address bar's update delay
+        # the page's delayed address write has happened (and kept the link)
+        other.wait_for_function("() => Number(document.body.dataset.addressWrites || 0) >= 1")
         assert other.url == url, "the broken link stays in the address bar"
         if "garbage" in url:
             shot(other, "broken-link")

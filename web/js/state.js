@@ -105,11 +105,17 @@ async function addressFragment() {
   return state.exercise ? `#x=${state.exercise.id}` : `#v1=${await encodeState(shareable())}`;
 }
 
+// How many delayed address writes have settled (kept or written): `data-address-writes` on <body>, so a
+// test waits for the write itself rather than for a time longer than its delay.
+let addressWrites = 0;
+
 async function writeAddress() {
   saveDraft();
-  if (addressLocked) return;
-  const fragment = await addressFragment();
-  if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
+  if (!addressLocked) {
+    const fragment = await addressFragment();
+    if (location.hash !== fragment) history.replaceState(null, "", location.pathname + fragment);
+  }
+  document.body.dataset.addressWrites = String(++addressWrites);
 }
 
 export function saveHashSoon() {
