@@ -203,3 +203,97 @@ def test_the_store_is_used_from_the_server_s_threads(tmp_path):
     t.join()
     assert out and store.get_link(out[0]) == {"source": "x = indices;"}
     store.close()
+
+
+def test_the_database_gets_the_cap_less_the_log_and_the_log_index_sqlite_writes(tmp_path):
+    """The cap is split into the log's allowance, the log's index (the -shm file, as big as SQLite really
+    makes it, measured here) and the database's pages: every whole page left goes to the database. The caps
+    are chosen so that a reserve off by 32 bytes either way changes the page count."""
+    for n, cap in enumerate((4 << 20, (4 << 20) - 1024, (4 << 20) + 4648)):
+        path = tmp_path / f"s{n}.sqlite3"
+        store = Store(path, cap)
+        store.put_link({"source": "x = indices;"})
+        index = os.path.getsize(f"{path}-shm")
+        page = store._db.execute("PRAGMA page_size").fetchone()[0]
+        assert index == 32 * 1024
+        assert store._db.execute("PRAGMA max_page_count").fetchone()[0] == (cap - Store.wal_allowance(cap) - index) // page
+        store.close()
+
+
+def test_a_cap_smaller_than_the_empty_store_keeps_it_from_growing(tmp_path):
+    """A cap below what the empty store already takes: writes fill the pages it has, then are refused as
+    the store being full; the database never takes another page."""
+    store = Store(tmp_path / "s.sqlite3", 1)
+    pages = store._db.execute("PRAGMA page_count").fetchone()[0]
+    with pytest.raises(StoreFull, match=r"store is full \(its limit is 1 bytes\)"):
+        for i in range(100):
+            store.put_link({"source": f"x{i} = indices;", "note": "n" * 500})
+    assert store._db.execute("PRAGMA page_count").fetchone()[0] == pages
+    store.close()
+
+
+def test_a_store_at_95_percent_of_its_pages_is_full_and_just_below_is_the_disk(tmp_path, monkeypatch):
+    """A write the database refuses as full is the store's cap from 95% of its pages used, the disk below."""
+    store = Store(tmp_path / "s.sqlite3", 1 << 20)
+    real = store._db
+    store._db = Failing(real, "database or disk is full")
+    monkeypatch.setattr(store, "_pages_used", lambda: 0.95)
+    with pytest.raises(StoreFull, match="store is full"):
+        store.put_link({"source": "a"})
+    monkeypatch.setattr(store, "_pages_used", lambda: 0.9499)
+    with pytest.raises(StoreFull, match="^the server's disk is full$"):
+        store.put_link({"source": "a"})
+    store._db = real
+    store.close()
+
+
+def test_a_collision_with_a_text_sorting_after_it_still_takes_a_longer_id(tmp_path):
+    """Whatever the colliding row's text (sorting before or after the new one), only the same text is the
+    same link; a second collision takes the 26-character id."""
+    store = Store(tmp_path / "s.sqlite3")
+    state = {"source": "b = indices;"}
+    text = store_module.canonical(state)
+    store._db.execute("INSERT INTO links (id, state) VALUES (?, ?)", (content_id(text), '{"source":"zzz"}'))
+    store._db.execute("INSERT INTO links (id, state) VALUES (?, ?)", (content_id(text, 16), '{"source":"a"}'))
+    assert store.link_id(state) == (content_id(text, 26), False)
+    link = store.put_link(state)
+    assert len(link) == 26 and store.get_link(link) == state and store.get_link(content_id(text)) == {"source": "zzz"}
+    store.close()
+
+
+def test_a_damaged_database_is_refused_on_opening(tmp_path):
+    """A file SQLite opens whose pages are damaged (quick_check reports it, rather than failing) is refused."""
+    path = tmp_path / "s.sqlite3"
+    store = Store(path)
+    for i in range(200):
+        store.put_link({"source": f"x{i} = indices;", "note": "n" * 300})
+    page = store._db.execute("PRAGMA page_size").fetchone()[0]
+    store.close()
+    data = bytearray(path.read_bytes())
+    data[10 * page + 3: 10 * page + 5] = b"\x00\x50"    # page 11's count of cells
+    path.write_bytes(bytes(data))
+    check = sqlite3.connect(str(path))
+    assert check.execute("PRAGMA quick_check").fetchone()[0].startswith("*** in database main ***")
+    check.close()
+    with pytest.raises(StoreCorrupt, match="damaged or not a rasplay store"):
+        Store(path)
+
+
+def test_the_size_counts_a_log_file_that_is_gone_as_nothing(tmp_path):
+    path = tmp_path / "s.sqlite3"
+    store = Store(path)
+    store.put_link({"source": "x = indices;"})
+    os.unlink(f"{path}-shm")
+    pages, page = (store._db.execute(f"PRAGMA {p}").fetchone()[0] for p in ("page_count", "page_size"))
+    assert store.size() == pages * page + os.path.getsize(f"{path}-wal")
+    store.close()
+
+
+def test_an_import_that_fails_midway_adds_nothing_and_says_so(tmp_path):
+    store = Store(tmp_path / "s.sqlite3")
+    good = ("aaaaaaaaaaaa", '{"source":"a"}', 1.7e9)
+    with pytest.raises(StoreUnavailable, match="could not write its store"):
+        store.import_rows("links", [good, ("bbbbbbbbbbbb", '{"source":"b"}')])   # a row without its time
+    assert store.count("links") == 0
+    assert store.import_rows("links", [good]) == 1
+    store.close()
