@@ -54,7 +54,8 @@ def run(args) -> int:
         source, load_dirs = read_program(args.file)
     if args.length_free or args.max_len is None:
         return _compile_length_free(args, source, output, load_dirs, limits)
-    try:
+
+    def build() -> dict:
         model = engine.compile(source, output, vocab=parse_vocab(args.vocab), max_len=args.max_len,
                                bos=args.bos, encodings=parse_encodings(args.encoding), load_dirs=load_dirs,
                                eval_limits=limits, causal=args.causal)
@@ -64,25 +65,17 @@ def run(args) -> int:
         doc = {"summary": model.summary()}
         if args.check:
             doc["check"] = model.check(seed=args.seed, exhaustive_limit=args.check_limit)
-        if args.soft:
-            doc["soft"] = model.soft_study(seed=args.seed)
-        if args.weights:
-            model.export_npz(args.weights)
-            doc["weights"] = args.weights
+        _soft_and_weights(args, model, doc)
         if args.export:
             fmt, out_dir = args.export
             from rasplay.interop.export_tl import export_transformer_lens
             export_transformer_lens(model, out_dir)
             doc["export"] = {"format": fmt, "dir": out_dir}
-    except engine.RaspError as e:
-        print_error(args.file, e)
-        return 1
-    except OSError as e:
-        print(f"rasplay: cannot write {e.filename or args.weights}: {e}", file=sys.stderr)
-        return 1
-    except Exception as e:  # a bug in rasplay: say so, without a traceback
-        print(f"{args.file}: internal error: {type(e).__name__}: {e} (please report this)", file=sys.stderr)
-        return 2
+        return doc
+
+    doc, code = _reporting_errors(args, build)
+    if doc is None:
+        return code
     if args.json:
         print(json.dumps(doc, ensure_ascii=False))
     else:
@@ -90,6 +83,34 @@ def run(args) -> int:
         print(render_compiled(args.file, doc))
     ok = "check" not in doc or doc["check"]["agree"] == doc["check"]["inputs"]
     return 0 if ok else 1
+
+
+def _soft_and_weights(args, model, doc: dict) -> None:
+    """--soft (the soft-attention study) and -o (the weights), for either kind of model."""
+    if args.soft:
+        doc["soft"] = model.soft_study(seed=args.seed)
+    if args.weights:
+        model.export_npz(args.weights)
+        doc["weights"] = args.weights
+
+
+def _reporting_errors(args, build) -> tuple[dict | None, int]:
+    """build()'s document and 0, or None and the exit code after saying what went wrong: the program's
+    error with its line and column (1), a file that cannot be written (1), a bug in rasplay, without a
+    traceback (2)."""
+    from rasplay import engine
+
+    try:
+        return build(), 0
+    except engine.RaspError as e:
+        print_error(args.file, e)
+        return None, 1
+    except OSError as e:
+        print(f"rasplay: cannot write {e.filename or args.weights}: {e}", file=sys.stderr)
+        return None, 1
+    except Exception as e:  # a bug in rasplay: say so, without a traceback
+        print(f"{args.file}: internal error: {type(e).__name__}: {e} (please report this)", file=sys.stderr)
+        return None, 2
 
 
 def _compile_length_free(args, source, output, load_dirs, limits) -> int:
@@ -104,23 +125,18 @@ def _compile_length_free(args, source, output, load_dirs, limits) -> int:
     if args.export or args.encoding:
         print("rasplay: --export and --encoding apply to max_len models", file=sys.stderr)
         return 2
-    try:
+
+    def build() -> dict:
         model = engine.compile(source, output, vocab=parse_vocab(args.vocab), bos=args.bos, load_dirs=load_dirs,
                                eval_limits=limits, causal=args.causal, length_free=True)
         doc = {"summary": model.summary()}
         if args.check:
             doc["check"] = model.check(seed=args.seed)
-        if args.soft:
-            doc["soft"] = model.soft_study(seed=args.seed)
-        if args.weights:
-            model.export_npz(args.weights)
-            doc["weights"] = args.weights
-    except engine.RaspError as e:
-        print_error(args.file, e)
-        return 1
-    except OSError as e:
-        print(f"rasplay: cannot write {e.filename or args.weights}: {e}", file=sys.stderr)
-        return 1
+        _soft_and_weights(args, model, doc)
+        return doc
+
+    doc, code = _reporting_errors(args, build)
+    if doc is None:
+        return code
     print(json.dumps(doc, ensure_ascii=False) if args.json else render_length_free(args.file, doc))
     return 0 if "check" not in doc or doc["check"]["all_agree"] else 1
-

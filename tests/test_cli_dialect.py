@@ -38,3 +38,10 @@ def test_compile_length_free_soft_study_text():
     out = run("compile", str(PROGRAMS / "a_before_b.rasp"), "--vocab", "abc", "--length-free", "--soft")
     assert out.returncode == 0, out.stderr
     assert "soft attention, share of 8 inputs right by length" in out.stdout and "n=512: 1.00 | 0.00 | 1.00" in out.stdout
+
+
+def test_compile_length_free_says_when_it_cannot_write_the_weights(tmp_path):
+    (tmp_path / "file").write_text("x")
+    out = run("compile", str(PROGRAMS / "majority.rasp"), "--vocab", "01", "--length-free",
+              "-o", str(tmp_path / "file" / "m.npz"))
+    assert out.returncode == 1 and "rasplay: cannot write" in out.stderr and "Traceback" not in out.stderr
