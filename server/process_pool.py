@@ -209,6 +209,7 @@ class WorkerPool:
         self._served: dict[str, int] = {}   # client -> the turn it was last served (clients in the pool)
         self._turn = 0
         self._closing = False
+        self._replacing: set[asyncio.Task] = set()   # workers being started (the loop keeps only weak references)
         self._watchdog: asyncio.Task | None = None
 
     async def start(self) -> None:
@@ -393,7 +394,9 @@ class WorkerPool:
             if not call.future.done():
                 self._waiting.setdefault(call.client, deque()).appendleft(call)
         if not self._closing:
-            loop.create_task(self._add_worker())
+            task = loop.create_task(self._add_worker())
+            self._replacing.add(task)
+            task.add_done_callback(self._replacing.discard)
         self._free_slot()
 
     def _kill(self, worker: _Worker) -> None:
