@@ -6,9 +6,15 @@ run takes hours on a 2-core machine.
     python bench/mutation.py engine/header.py      # some of them
     python bench/mutation.py --report-only         # the figures of the last sessions
     python bench/mutation.py --retest-survivors engine/header.py   # survivors against the tests as they are now
+    python bench/mutation.py --shards 3 server/process_pool.py   # three copies of the tree at once
 
 cosmic-ray mutates the file in place, runs the test command, and puts it back; this script also
-restores each module's original text when it stops (Ctrl-C included). Sessions are kept in
+restores each module's original text when it stops (Ctrl-C included). With --shards N the module's
+pending mutants are dealt to N copies of the tree (bench/mutation/shards/, each with its own virtual
+environment, refreshed from this tree's files at each run), which run at once and leave this tree
+untouched: for modules whose tests mostly wait (the process pool's), not for CPU-bound ones on 2 cores.
+
+Sessions are kept in
 bench/mutation/ (git-ignored) so that an interrupted run resumes where it stopped.
 """
 from __future__ import annotations
@@ -69,18 +75,81 @@ def tool(name: str) -> str:
     return str(Path(sys.executable).with_name(name))
 
 
-def mutate(module: str, timeout: float) -> None:
+def _session(module: str, timeout: float) -> tuple[Path, Path]:
+    """The module's cosmic-ray config (written afresh) and session (made, and filtered, once)."""
     stem = module.replace("/", "_").removesuffix(".py")
     config, session = SESSIONS / f"{stem}.toml", SESSIONS / f"{stem}.sqlite"
     config.write_text(config_text(module, MODULES[module], timeout).replace("\\", "\\\\"))
+    if not session.exists():
+        run(tool("cosmic-ray"), "init", str(config), str(session))
+        run(tool("cr-filter-operators"), str(session), str(config))
+    return config, session
+
+
+def mutate(module: str, timeout: float) -> None:
+    config, session = _session(module, timeout)
     original = (ROOT / module).read_bytes()
     try:
-        if not session.exists():
-            run(tool("cosmic-ray"), "init", str(config), str(session))
-            run(tool("cr-filter-operators"), str(session), str(config))
         subprocess.run([tool("cosmic-ray"), "exec", str(config), str(session)], cwd=ROOT, check=True)
     finally:
         (ROOT / module).write_bytes(original)
+
+
+def _shard_tree(i: int) -> Path:
+    """A copy of this tree (its tracked and not-ignored files, as they are now) with a virtual environment
+    whose `rasplay` is that copy; made once, refreshed at each run."""
+    import shutil
+
+    tree = SESSIONS / "shards" / f"tree{i}"
+    files = run("git", "ls-files", "-co", "--exclude-standard").splitlines()
+    for name in files:
+        source, target = ROOT / name, tree / name
+        if source.is_file() and (not target.exists() or target.read_bytes() != source.read_bytes()):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    python = tree / ".venv" / "bin" / "python"
+    if not python.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--system-site-packages", str(tree / ".venv")], check=True)
+        subprocess.run([str(python), "-m", "pip", "install", "-q", "--no-deps", "-e", str(tree)], check=True,
+                       capture_output=True)
+    return tree
+
+
+def mutate_sharded(module: str, timeout: float, shards: int) -> None:
+    """The session's pending mutants dealt to `shards` copies of the tree, run at once, the results merged
+    back into the session."""
+    stem = module.replace("/", "_").removesuffix(".py")
+    config, session = _session(module, timeout)
+    with closing(sqlite3.connect(session)) as db:
+        pending = [r[0] for r in db.execute("SELECT job_id FROM work_items WHERE job_id NOT IN "
+                                            "(SELECT job_id FROM work_results) ORDER BY job_id")]
+    runs = []
+    for i in range(shards):
+        tree = _shard_tree(i)
+        share = SESSIONS / "shards" / f"{stem}.{i}.sqlite"
+        share.write_bytes(session.read_bytes())
+        with closing(sqlite3.connect(share)) as db:
+            keep = pending[i::shards]
+            db.execute("CREATE TEMP TABLE keep (job_id TEXT)")
+            db.executemany("INSERT INTO keep VALUES (?)", [(j,) for j in keep])
+            db.execute("DELETE FROM work_results")
+            db.execute("DELETE FROM mutation_specs WHERE job_id NOT IN (SELECT job_id FROM keep)")
+            db.execute("DELETE FROM work_items WHERE job_id NOT IN (SELECT job_id FROM keep)")
+            db.commit()
+        shard_config = share.with_suffix(".toml")
+        shard_config.write_text(config.read_text().replace(sys.executable, str(tree / ".venv" / "bin" / "python")))
+        runs.append((share, subprocess.Popen([tool("cosmic-ray"), "exec", str(shard_config), str(share)], cwd=tree)))
+    try:
+        for _, process in runs:
+            process.wait()
+    finally:
+        with closing(sqlite3.connect(session)) as db:   # whatever the shards finished counts, even after Ctrl-C
+            for share, process in runs:
+                process.wait()
+                db.execute("ATTACH DATABASE ? AS shard", (str(share),))
+                db.execute("INSERT OR REPLACE INTO work_results SELECT * FROM shard.work_results")
+                db.commit()
+                db.execute("DETACH DATABASE shard")
 
 
 def retest_survivors(module: str, timeout: float) -> None:
@@ -131,6 +200,8 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("modules", nargs="*", default=list(MODULES))
     ap.add_argument("--timeout", type=float, default=120.0, help="seconds per mutant's test run")
+    ap.add_argument("--shards", type=int, default=1,
+                    help="run the pending mutants in this many copies of the tree at once (see above)")
     ap.add_argument("--report-only", action="store_true")
     ap.add_argument("--retest-survivors", action="store_true",
                     help="run the surviving mutants of the sessions again against the current tests")
@@ -141,6 +212,8 @@ def main() -> int:
             ap.error(f"no tests are listed for {module} (known: {', '.join(MODULES)})")
         if args.retest_survivors:
             retest_survivors(module, args.timeout)
+        elif args.shards > 1 and not args.report_only:
+            mutate_sharded(module, args.timeout, args.shards)
         elif not args.report_only:
             mutate(module, args.timeout)
         report(module)
