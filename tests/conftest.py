@@ -139,3 +139,17 @@ def run_async(coro):
     if errors:
         raise errors[0]
     return result[0]
+
+
+def wait_for(check, timeout=120.0, what="the condition", every=0.05):
+    """Poll `check()` until it returns something true, and return that; fail after `timeout` seconds (a
+    generous limit: a busy machine is slow, not wrong). Tests wait for the event itself, never a fixed time."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        assert time.monotonic() < deadline, f"timed out waiting for {what}"
+        time.sleep(every)

@@ -1,12 +1,12 @@
 """The REST API over real HTTP (uvicorn on a loopback port): every route, every error case."""
 import threading
-import time
 
 import httpx
 import pytest
 
 from rasplay.server.links import decode_state
 from rasplay.engine.examples import load_examples
+from conftest import wait_for
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);\n"
 
@@ -186,14 +186,6 @@ def test_static_app_and_local_plotly(api):
 
 
 # ------------------------------------------------------------------ a hung evaluation does not block others
-
-def wait_for(condition, timeout=60.0):
-    """Poll until `condition()` holds (a generous limit: a busy machine is slow, not wrong)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.1)
-
 
 def test_hung_evaluation_is_killed_while_others_are_answered(tmp_path):
     from live_server import LiveServer

@@ -6,12 +6,12 @@ import sqlite3
 import subprocess
 import sys
 import threading
-import time
 
 import httpx
 import pytest
 
 from live_server import ROOT, LiveServer
+from conftest import wait_for
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);"
 MiB = 1 << 20
@@ -39,18 +39,8 @@ def pools(c):
     return c.get("/api/v1/health").json()["pools"]
 
 
-def wait_for(condition, timeout=120):
-    """Poll until `condition()` holds (a generous limit: a busy machine is slow, not wrong)."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.05)
-
-
 def wait_for_workers(c, pool, n, timeout=120):
-    deadline = time.monotonic() + timeout
-    while pools(c)[pool]["workers"] < n and time.monotonic() < deadline:
-        time.sleep(0.2)
+    wait_for(lambda: pools(c)[pool]["workers"] >= n, timeout, what=f"{n} {pool} workers")
     assert pools(c)[pool]["workers"] == n
 
 

@@ -10,11 +10,10 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import httpx
 import pytest
-from conftest import need
+from conftest import need, wait_for
 
 from live_server import ROOT, LiveServer
 from redis_server import redis_server  # noqa: F401 - fixture
@@ -27,18 +26,6 @@ HIST = "same = select(tokens, tokens, ==);\nhist = selector_width(same);\n"
 SHORT = {"source": HIST, "vocab": "abc", "max_len": 6, "steps": 200, "d_model": 16}
 LONG = {"source": HIST, "vocab": "abc", "max_len": 6, "steps": 1_000_000, "d_model": 16}
 SECONDS = 120
-
-
-def wait_for(what, check, timeout=SECONDS, every=0.1):
-    """Poll `check()` until it returns something true (and return it); fail after `timeout`."""
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(every)
 
 
 class Worker:
@@ -61,7 +48,7 @@ class Worker:
              "--train-seconds", str(SECONDS)], cwd=ROOT, stdout=self.log, stderr=subprocess.STDOUT,
             start_new_session=True)
         # ready: each queue's process says it is alive (its heartbeat in Redis)
-        wait_for("the worker's queues", lambda: self.process.poll() is None and all(
+        wait_for(what="the worker's queues", check=lambda: self.process.poll() is None and all(
             self.redis.keys(f"rasplay:worker:{q}:*") for q in ("train", "heavy")) or self._exited())
 
     def _exited(self):
@@ -154,7 +141,7 @@ def test_compiler_work_runs_in_the_worker(course):
         assert health["pools"]["heavy"]["queue"] == "celery" and health["pools"]["heavy"]["results"]["ok"] >= 3
         assert course["url"] not in json.dumps(health)   # the broker's URL is never shown
         # /health counts the live workers of each queue across the course (from their heartbeats)
-        training = wait_for("the workers counted", lambda: (lambda t: t["workers"] == {"train": 1, "heavy": 1} and t)(
+        training = wait_for(what="the workers counted", check=lambda: (lambda t: t["workers"] == {"train": 1, "heavy": 1} and t)(
             c.get("/api/v1/health").json()["training"]))
         assert training["queue"] == "celery" and training["available"] is True
     assert course["worker"].redis.keys("celery-task-meta-*") == []   # results are removed once read
@@ -188,7 +175,7 @@ def test_cancel_on_another_replica_and_the_share_of_a_client_across_replicas(cou
     r = start(a, LONG)
     assert r.status_code == 202, r.text
     running = r.json()["id"]
-    wait_for("the job to run and report", lambda: (lambda j: j["status"] == "running" and j["events"] >= 1)(
+    wait_for(what="the job to run and report", check=lambda: (lambda j: j["status"] == "running" and j["events"] >= 1)(
         status(b, running)))
     queued = start(b, LONG)            # the second place of this address, through the other replica
     assert queued.status_code == 202, queued.text
