@@ -167,3 +167,20 @@ def test_a_forbidden_name_on_the_first_line_and_the_time_it_took(monkeypatch):
         lambda: next(times, 100.25063))}))
     r = check(e, "n = length;")
     assert r["inputs_right"] == 0 and r["inputs_checked"] == 0 and r["elapsed_ms"] == 250.6
+
+
+@pytest.mark.parametrize("left, given", [(7.0, 7.0), (-3.0, 0.5)])
+def test_the_culprit_search_has_the_time_the_check_has_left_and_at_least_half_a_second(monkeypatch, left, given):
+    """After the program's run, the search for the first wrong s-op may use what is left of the check's time
+    (7 s here), or half a second when nothing is (the check's own run took it all)."""
+    e = exercise(REVERSE, name="reverse")
+    reference_values(e)
+    seconds = check_module.CHECK_LIMITS.seconds
+    clock = iter([1000.0, 1000.0])     # the check starts, the program runs; later readings: `left` s before the end
+    monkeypatch.setattr(check_module, "time", type("Clock", (), {"monotonic": staticmethod(
+        lambda: next(clock, 1000.0 + seconds - left))}))
+    seen = []
+    real = check_module._culprit
+    monkeypatch.setattr(check_module, "_culprit", lambda *a: seen.append(a[3].eval_seconds) or real(*a))
+    r = check(e, "opp = length - indices;\nreverse = aggregate(select(indices, opp, ==), tokens);\n")
+    assert r["status"] == "wrong" and seen == [given]
