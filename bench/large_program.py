@@ -44,14 +44,19 @@ def main() -> None:
     best = {"parse": 1e9, "interpret": 1e9, "evaluate (cold)": 1e9, "evaluate (cached)": 1e9}
     for _ in range(args.repeat):
         clear_caches()
-        t = time.perf_counter(); parse(source); best["parse"] = min(best["parse"], time.perf_counter() - t)
-        t = time.perf_counter(); interp = interpret(source)
+        t = time.perf_counter()
+        parse(source)
+        best["parse"] = min(best["parse"], time.perf_counter() - t)
+        t = time.perf_counter()
+        interp = interpret(source)
         best["interpret"] = min(best["interpret"], time.perf_counter() - t)
         from rasplay.engine.interpret import parse_program
         parse_program.cache_clear()
-        t = time.perf_counter(); doc = engine.evaluate(source, inputs)
+        t = time.perf_counter()
+        doc = engine.evaluate(source, inputs)
         best["evaluate (cold)"] = min(best["evaluate (cold)"], time.perf_counter() - t)
-        t = time.perf_counter(); engine.evaluate(source, inputs)
+        t = time.perf_counter()
+        engine.evaluate(source, inputs)
         best["evaluate (cached)"] = min(best["evaluate (cached)"], time.perf_counter() - t)
     errors = [d for d in doc["diagnostics"] if d["severity"] == "error"]
     print(f"{len(source):,} characters, {source.count(chr(10)):,} lines, {len(interp.graph.nodes):,} operations, "

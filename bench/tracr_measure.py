@@ -39,8 +39,8 @@ for n in [int(x) for x in sys.argv[2:]]:
             model = compiling.compile_rasp_to_model(make(), vocab=set(vocab), max_seq_len=n, compiler_bos="BOS")
             times.append(time.perf_counter() - t)
         leaves = jax.tree_util.tree_leaves(model.params)
-        params = int(sum(np.asarray(l).size for l in leaves))
-        nonzero = int(sum(np.count_nonzero(np.asarray(l)) for l in leaves))
+        params = int(sum(np.asarray(leaf).size for leaf in leaves))
+        nonzero = int(sum(np.count_nonzero(np.asarray(leaf)) for leaf in leaves))
         row = {"name": name, "N": n, "vocab": "".join(map(str, vocab)), "layers": model.model_config.num_layers,
                "d_model": int(model.params["token_embed"]["embeddings"].shape[1]), "params": params,
                "nonzero": nonzero, "seconds_cold": round(times[0], 1), "seconds_warm": round(times[1], 1)}

@@ -21,7 +21,7 @@ def test_compile_run_soft_and_weights(api):
     run = api.post(f"/api/v1/models/{model_id}/run", json={"inputs": ["abca", "c"]}).json()
     assert run["outputs"] == [["a", "c", "b", "a"], ["c"]] and run["agreement"] == {"inputs": 2, "agree": 2, "max_error": 0.0}
     heads = {(h["layer"], h["head"]): h for h in run["attention"]}
-    flip = heads[(2, 0)]["matrices"][0]                             # BOS first: query q+1 attends key 4-q+1... 
+    flip = heads[(2, 0)]["matrices"][0]                             # BOS first: query q+1 attends key 4-q+1...
     assert [row.index(max(row)) for row in flip[1:]] == [4, 3, 2, 1]
     stages = [s["stage"] for s in run["residual"]]
     assert stages[0] == "embedding" and stages[-1] == "layer 2 MLP"

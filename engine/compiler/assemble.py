@@ -13,14 +13,14 @@ from __future__ import annotations
 
 import numpy as np
 
-MAX_LISTED_VALUES = 100_000     # a numerical output lists its possible values in the config up to this many
-
 from ..numpy_transformer import HARD_TOLERANCE
 from .fused import lookup
 from .heads import HeadWeights
 from .mlps import MLPWeights
 from .plan import Block, Plan
 from .validate import Program
+
+MAX_LISTED_VALUES = 100_000     # a numerical output lists its possible values in the config up to this many
 
 
 def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights], mlps: dict[int, MLPWeights],

@@ -67,13 +67,13 @@ def validate_attention(obj) -> ImportedAttention:
     if not np.isfinite(att).all():
         raise TrainError("'attention' holds NaN or infinite values")
     if (att < -1e-6).any():
-        l, h, q, k = np.argwhere(att < -1e-6)[0]
-        raise TrainError(f"layer {l + 1}, head {h}, row {q}: the weight {att[l, h, q, k]:g} is negative")
+        layer, h, q, k = np.argwhere(att < -1e-6)[0]
+        raise TrainError(f"layer {layer + 1}, head {h}, row {q}: the weight {att[layer, h, q, k]:g} is negative")
     sums = att.sum(-1)
     bad = np.argwhere(np.abs(sums - 1) > ROW_TOLERANCE)
     if len(bad):
-        l, h, q = bad[0]
-        raise TrainError(f"layer {l + 1}, head {h}, row {q} sums to {sums[l, h, q]:.4g}; every row of an "
+        layer, h, q = bad[0]
+        raise TrainError(f"layer {layer + 1}, head {h}, row {q} sums to {sums[layer, h, q]:.4g}; every row of an "
                          f"attention map must sum to 1 (within {ROW_TOLERANCE:g}) ({len(bad)} such rows)")
     return ImportedAttention(list(tokens), att, bool(bos))
 

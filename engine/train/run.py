@@ -36,7 +36,7 @@ def supervision_pairs(task: Task, model: TrainableTransformer, cfg: TrainConfig)
     in order with the analysis' selectors of that layer."""
     L, H = model.config.n_layers, model.config.n_heads
     if not cfg.supervise_pairs:
-        return [(l, j, h["selector"]) for l, layer in enumerate(task.heads[:L]) for j, h in enumerate(layer[:H])]
+        return [(i, j, h["selector"]) for i, layer in enumerate(task.heads[:L]) for j, h in enumerate(layer[:H])]
     by_name = {h["name"]: h["selector"] for layer in task.heads for h in layer}
     pairs = []
     for p in cfg.supervise_pairs:
@@ -178,7 +178,7 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
         "program": {"layers": task.layers, "heads_per_layer": task.heads_per_layer, "heads": task.heads},
         "data": {"train": len(data.train), "test": len(data.test), "dropped": data.dropped,
                  "drop_reason": data.drop_reason, **data.output_config()},
-        "supervised": [{"layer": l + 1, "head": h, "selector": s} for l, h, s in pairs],
+        "supervised": [{"layer": i + 1, "head": h, "selector": s} for i, h, s in pairs],
         **run,
         "matches": matches,
         "example": example,
