@@ -133,6 +133,8 @@ def test_the_caches_keep_the_last_64(monkeypatch):
     for i in range(66):
         check_module.check_text(COPY.format(extra=f"# seed: {i}\n"), "copy", "copied = tokens;")
     assert len(check_module._PARSED) == 64
+    kept = [int(text.split("# seed: ")[1].split("\n")[0]) for _, text in check_module._PARSED]
+    assert kept == list(range(2, 66))         # the two parsed first went, the latest stayed
 
 
 def test_ancestors_nearest_first():
@@ -162,11 +164,11 @@ def test_a_reference_that_does_not_define_the_target_says_why():
 def test_a_forbidden_name_on_the_first_line_and_the_time_it_took(monkeypatch):
     e = exercise(extra="# forbid: length\n")
     assert [(d["line"], d["col"]) for d in forbidden_uses(e, "length")] == [(1, 1)]
-    times = iter([100.0])
+    times = iter([100.0])               # started at 100 s, done 200.25063 s later
     monkeypatch.setattr(check_module, "time", type("Clock", (), {"monotonic": staticmethod(
-        lambda: next(times, 100.25063))}))
+        lambda: next(times, 300.25063))}))
     r = check(e, "n = length;")
-    assert r["inputs_right"] == 0 and r["inputs_checked"] == 0 and r["elapsed_ms"] == 250.6
+    assert r["inputs_right"] == 0 and r["inputs_checked"] == 0 and r["elapsed_ms"] == 200250.6
 
 
 @pytest.mark.parametrize("left, given", [(7.0, 7.0), (-3.0, 0.5)])
@@ -184,3 +186,94 @@ def test_the_culprit_search_has_the_time_the_check_has_left_and_at_least_half_a_
     monkeypatch.setattr(check_module, "_culprit", lambda *a: seen.append(a[3].eval_seconds) or real(*a))
     r = check(e, "opp = length - indices;\nreverse = aggregate(select(indices, opp, ==), tokens);\n")
     assert r["status"] == "wrong" and seen == [given]
+
+
+MIRROR = ("# title: Mirror\n# task: Define `{target}`.\n# target: {target}\n# alphabet: abc\n# lengths: 1-3\n"
+          "# inputs: 20\n# --- reference\n{helper} = length - indices - 1;\n"
+          "{target} = aggregate(select(indices, {helper}, ==), tokens);\n")
+
+
+@pytest.mark.parametrize("helper, target", [("zeta", "alpha"), ("alpha", "zeta")])
+def test_a_right_sop_is_never_the_culprit_whether_its_name_sorts_before_or_after_the_target(helper, target):
+    e = parse_exercise(MIRROR.format(helper=helper, target=target), "mirror", "teacher/mirror.exercise")
+    r = check(e, f"{helper} = length - indices - 1;\n{target} = aggregate(select(indices, {helper}, ==), indices);")
+    assert r["status"] == "wrong" and r["counterexample"]["sop"]["name"] == target
+
+
+def test_the_culprit_search_passes_over_sops_the_reference_does_not_name_or_names_as_a_selector():
+    """The program's own helpers (`zz`, named after the target), an s-op named like one of the reference's
+    selectors (`flip`) and a wrong s-op the target does not use (`opp`, wrong) are passed over: the culprit
+    is the first wrong s-op the target needs among those the reference also defines as s-ops."""
+    text = ("# title: Reverse\n# task: Define `reverse`.\n# target: reverse\n# alphabet: abc\n# lengths: 1-4\n"
+            "# inputs: 30\n# --- reference\nopp = length - indices - 1;\nback = opp + 0;\nflip = select(indices, back, ==);\n"
+            "reverse = aggregate(flip, tokens);\n")
+    e = parse_exercise(text, "reverse", "teacher/reverse.exercise")
+    program = ("opp = indices;\nzz = indices + 0;\nflip = length - zz;\nback = flip - 0;\n"
+               "reverse = aggregate(select(indices, back, ==), tokens);\n")
+    r = check(e, program)
+    assert r["status"] == "wrong"
+    sop = r["counterexample"]["sop"]
+    assert sop["name"] == "back" and sop["expected"] == [0] and sop["got"] == [1]
+
+
+def test_a_reference_whose_target_is_a_selector_is_refused():
+    from rasplay.engine.exercises import ExerciseError
+
+    text = COPY.replace("# target: copied", "# target: same").replace("copied = tokens;", "same = select(tokens, tokens, ==);")
+    with pytest.raises(ExerciseError, match=r"does not define the s-op 'same'"):
+        reference_values(parse_exercise(text.format(extra=""), "s", "teacher/s.exercise"))
+
+
+def test_a_broken_reference_is_described_by_its_errors_only():
+    """The reference's errors are listed; its warnings (here: `or` on an s-op) are not."""
+    from rasplay.engine.exercises import ExerciseError
+
+    broken = COPY.replace("copied = tokens;", "copied = tokenz;\nflag = tokens == 1 or 2;")
+    with pytest.raises(ExerciseError) as raised:
+        reference_values(parse_exercise(broken.format(extra=""), "w", "teacher/w.exercise"))
+    assert "'tokenz' is not defined" in str(raised.value) and "'or' with an s-op" not in str(raised.value)
+
+
+def test_equal_strings_are_the_same_values_whatever_object_holds_them():
+    made = "".join(["hel", "lo"])
+    assert same_values(["hello", None, True], [made, None, True])
+    assert not same_values(["hello"], ["hellO"])
+
+
+def test_forbidden_names_after_a_tab_and_the_first_of_several_uses_is_the_message(monkeypatch):
+    e = exercise(extra="# forbid: length\n")
+    uses = forbidden_uses(e, "x = 1;\n\tn = length;\nm = length;")
+    assert [(d["line"], d["col"]) for d in uses] == [(2, 6), (3, 5)]
+    r = check(e, "x = 1;\n\tn = length;\nm = length;")
+    assert r["status"] == "error" and r["message"].startswith("line 2, col 6: ")
+
+
+def test_the_program_and_the_reference_run_with_the_time_left_of_the_check(monkeypatch):
+    """With the clock stopped at 1000 s, a check of 10 s gives the reference (uncached) and then the program
+    10 s each; a check whose time is gone gives the program a thousandth of a second, never less."""
+    seen = []
+    real = check_module.evaluate
+
+    def recording(source, inputs, **kw):
+        seen.append(kw["limits"].eval_seconds)
+        return real(source, inputs, **kw)
+
+    monkeypatch.setattr(check_module, "evaluate", recording)
+    monkeypatch.setattr(check_module, "_CACHE", type(check_module._CACHE)())
+    e = exercise()
+    clock = iter([1000.0])
+    monkeypatch.setattr(check_module, "time", type("Clock", (), {"monotonic": staticmethod(lambda: next(clock, 1000.0))}))
+    reference_values(e, CheckLimits(seconds=10))
+    assert seen == [10.0]
+    clock = iter([1000.0])   # the check starts at 1000 s; every later reading: 1003 s, past its 2 s
+    monkeypatch.setattr(check_module, "time", type("Clock", (), {"monotonic": staticmethod(lambda: next(clock, 1003.0))}))
+    check(e, "copied = tokens;", check_limits=CheckLimits(seconds=2))
+    assert seen == [10.0, 0.001]
+
+
+def test_the_culprit_names_its_selector_by_the_first_of_its_names():
+    e = exercise(REVERSE, name="reverse")
+    program = ("opp = length - indices - 1;\nflip = select(indices, opp, ==);\nmirror = flip;\n"
+               "reverse = aggregate(mirror, indices);\n")
+    sop = check(e, program)["counterexample"]["sop"]
+    assert sop["name"] == "reverse" and sop["selector"] == "flip"
