@@ -208,7 +208,7 @@ def test_the_culprit_search_passes_over_sops_the_reference_does_not_name_or_name
             "# inputs: 30\n# --- reference\nopp = length - indices - 1;\nback = opp + 0;\nflip = select(indices, back, ==);\n"
             "reverse = aggregate(flip, tokens);\n")
     e = parse_exercise(text, "reverse", "teacher/reverse.exercise")
-    program = ("opp = indices;\nzz = indices + 0;\nflip = length - zz;\nback = flip - 0;\n"
+    program = ("opp = indices + 5;\nzz = indices + 0;\nflip = length - zz;\nback = flip - 0;\n"
                "reverse = aggregate(select(indices, back, ==), tokens);\n")
     r = check(e, program)
     assert r["status"] == "wrong"
@@ -277,3 +277,12 @@ def test_the_culprit_names_its_selector_by_the_first_of_its_names():
                "reverse = aggregate(mirror, indices);\n")
     sop = check(e, program)["counterexample"]["sop"]
     assert sop["name"] == "reverse" and sop["selector"] == "flip"
+
+
+@pytest.mark.parametrize("source, reason", [
+    ("copied = ;", "line 1, col 10: unexpected ';'; expected an expression"),
+    ("x = 1;\ncopied = zz;", "line 2, col 10: 'zz' is not defined"),
+])
+def test_a_program_that_fails_to_define_the_target_is_told_its_first_error(source, reason):
+    r = check(exercise(), source)
+    assert r["status"] == "error" and r["message"] == f"the program does not define the s-op 'copied' ({reason})"
