@@ -334,10 +334,11 @@ def test_a_worker_stops_when_its_pipe_ends(monkeypatch, error):
 
 def test_a_result_over_the_reply_limit_is_replaced_by_its_size(monkeypatch):
     kinds = {"blob": lambda p: b"x" * p["n"], "doc": lambda p: {"s": "y" * p["n"]}}
-    requests = [msg("blob", {"n": 100}), msg("blob", {"n": 101}), msg("doc", {"n": 92}), msg("doc", {"n": 93})]
+    requests = [msg("blob", {"n": 5}), msg("blob", {"n": 100}), msg("blob", {"n": 101}), msg("doc", {"n": 92}),
+                msg("doc", {"n": 93})]
     sent, _ = worker_run(monkeypatch, kinds, requests, memory=[(5000, 3000)], reply_bytes=100)
     # every byte of the result counts, the JSON's punctuation too ({"s":""} is 8 bytes)
-    assert sent[1:] == [b"ok" + b"x" * 100, b"tl101", b'ok{"s":"' + b"y" * 92 + b'"}', b"tl101"]
+    assert sent[1:] == [b"ok" + b"x" * 5, b"ok" + b"x" * 100, b"tl101", b'ok{"s":"' + b"y" * 92 + b'"}', b"tl101"]
     sent, _ = worker_run(monkeypatch, kinds, [msg("blob", {"n": 10 ** 5})], memory=[(5000, 3000)])
     assert sent[1:] == [b"ok" + b"x" * 10 ** 5]   # no limit
 
@@ -366,12 +367,12 @@ def test_a_reply_the_worker_cannot_send_for_lack_of_memory_is_answered_memory_li
 
 def test_a_worker_over_its_kept_bytes_drops_its_caches_and_retires_if_that_is_not_enough(monkeypatch):
     released = []
-    requests = [msg("doc")] * 4
+    requests = [msg("doc")] * 5
     # idle resident 1000 bytes and keep_bytes 500: up to 1500 is kept; over it, the caches go; still over, it retires
-    memory = [(9000, 1000), (9, 1500), (9, 1501), (9, 1500), (9, 1501), (9, 1501)]
+    memory = [(9000, 1000), (9, 1200), (9, 1500), (9, 1501), (9, 1100), (9, 1501), (9, 1500), (9, 1501), (9, 1501)]
     sent, _ = worker_run(monkeypatch, {"doc": lambda p: {}}, requests, memory=memory, keep_bytes=500,
                          release=lambda: released.append(True))
-    assert sent[1:] == [b"ok{}", b"ok{}", b"ok{}", b"rt"] and released == [True, True]
+    assert sent[1:] == [b"ok{}"] * 5 + [b"rt"] and released == [True, True, True]
 
 
 def test_a_worker_without_a_kept_bytes_limit_never_measures_itself(monkeypatch):
@@ -440,6 +441,7 @@ def test_a_clients_requests_in_the_workers_are_counted_by_name():
     (b"me", MemoryLimit()),
     (b"tl123456", ReplyTooLarge(123456)),
     (b"erValueError: bad \xff", WorkerFailed("ValueError: bad \ufffd")),
+    (b"zzno such reply", WorkerFailed("no such reply")),   # a reply the pool does not know: a failure
 ])
 def test_a_reply_becomes_the_result_or_its_error(monkeypatch, reply, expected):
     async def main():
@@ -468,6 +470,20 @@ def test_two_replies_in_the_pipe_are_read_at_once(monkeypatch):
         answer(pool, w, b'ok"one"', b'ok"two"')   # one readable event, two replies
         assert await outcome(first) == b'"one"' and await outcome(second) == b'"two"'
         assert not w.calls and not w.conn.replies
+    run_async(main())
+
+
+def test_a_worker_whose_pipe_cannot_be_polled_after_a_reply_is_left_to_the_watchdog(monkeypatch):
+    async def main():
+        pool, _ = new_pool(monkeypatch, size=1)
+        w = pool._all[0]
+        task = await call(pool, "a1")
+
+        def poll(timeout=0.0):
+            raise ValueError("invalid file descriptor")
+        w.conn.poll = poll
+        answer(pool, w, b'ok"one"')
+        assert await outcome(task) == b'"one"' and pool._all == [w] and pool.replaced == ZEROS
     run_async(main())
 
 
@@ -618,7 +634,7 @@ def test_a_client_at_its_share_lets_the_next_client_go(monkeypatch):
         pool, _ = new_pool(monkeypatch, size=2)   # share 1
         w0, w1 = pool._all
         tasks = [await call(pool, n, n[0].upper()) for n in ("a1", "a2", "b1", "b2")]
-        assert names(w0) == ["a1"] and names(w1) == ["b1"]   # a2 waits although ... (a1's worker could pipeline it)
+        assert names(w0) == ["a1"] and names(w1) == ["b1"]   # a2 and b2 wait: each client is at its share
         answer(pool, w1, b"ok{}")   # B's turn came after A's, and A is at its share: B goes
         assert names(w1) == ["b1", "b2"] and names(w0) == ["a1"]
         for t in tasks:
