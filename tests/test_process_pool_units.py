@@ -422,6 +422,16 @@ def test_a_request_is_pipelined_only_behind_its_own_clients_in_a_short_pipeline_
     assert pp.PIPELINE_BYTES == 64 * 1024
 
 
+@pytest.mark.parametrize("depth", [0, 1])
+def test_a_pool_of_depth_one_or_less_never_pipelines(depth):
+    pool = WorkerPool(2, 1.0, 1.0, depth=depth, registry="pool_kinds")
+    busy, idle = (_Worker(FakeProcess(), FakeConn(), calls=calls_of("A", 1)), _Worker(FakeProcess(), FakeConn()))
+    pool._all = [busy]
+    assert pool._pick(a_call("A")) is None
+    pool._all = [busy, idle]
+    assert pool._pick(a_call("A")) is idle
+
+
 def test_a_clients_requests_in_the_workers_are_counted_by_name():
     pool = WorkerPool(2, 1.0, 1.0, registry="pool_kinds")
     pool._all = [_Worker(FakeProcess(), FakeConn(), calls=calls_of("client-a", 1) + calls_of("client-b", 1)),
@@ -829,7 +839,10 @@ def test_the_turns_of_clients_gone_are_forgotten_past_a_thousand(monkeypatch):
     async def main():
         pool, _ = new_pool(monkeypatch, size=1)
         a1, b1 = await call(pool, "a1", "A"), await call(pool, "b1", "B")   # A in a worker, B waiting
-        pool._served.update({f"gone{i}": 2 + i for i in range(998)}, B=5000)
+        pool._served["gone"] = 2
+        await look(pool, monkeypatch)
+        assert pool._served == {"A": 1, "gone": 2}   # a few turns are kept
+        pool._served.update({f"gone{i}": 2 + i for i in range(997)}, B=5000)
         assert len(pool._served) == 1000
         await look(pool, monkeypatch)
         assert len(pool._served) == 1000   # a thousand turns are kept
