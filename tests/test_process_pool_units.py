@@ -250,9 +250,10 @@ def test_a_clients_share_leaves_a_worker_for_the_others(size, share, expected):
 # ---------------------------------------------------------------- a worker's answers (in this process)
 
 def worker_run(monkeypatch, kinds, requests, memory, memory_bytes=None, keep_bytes=None, reply_bytes=None,
-               **registry_attrs):
+               setup=None, **registry_attrs):
     """Run _worker_main here on a fake pipe: `requests` are handed out in order (then EOF); `memory` is what
-    each memory reading returns, in order. Returns (what it sent, the address-space limits it set)."""
+    each memory reading returns, in order; `setup(pipe)` may change the pipe first; the registry has `kinds`
+    and `registry_attrs` (warm, release). Returns (what it sent, the address-space limits it set)."""
     module = types.ModuleType("pool_unit_registry")
     module.KINDS = kinds
     for name, value in registry_attrs.items():
@@ -270,7 +271,7 @@ def worker_run(monkeypatch, kinds, requests, memory, memory_bytes=None, keep_byt
 
     class Pipe:
         def __init__(self):
-            self.requests, self.sent, self.fail_send = deque(requests), [], []
+            self.requests, self.sent = deque(requests), []
 
         def recv_bytes(self):
             if not self.requests:
@@ -281,11 +282,10 @@ def worker_run(monkeypatch, kinds, requests, memory, memory_bytes=None, keep_byt
             return r
 
         def send_bytes(self, data):
-            if self.fail_send:
-                raise self.fail_send.pop(0)
             self.sent.append(bytes(data))
     pipe = Pipe()
-    registry_attrs.get("setup", lambda pipe: None)(pipe)
+    if setup is not None:
+        setup(pipe)
     pp._worker_main(pipe, module.__name__, memory_bytes, keep_bytes, reply_bytes)
     assert not readings, "memory readings the worker did not take"
     return pipe.sent, limits
