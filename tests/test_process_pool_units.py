@@ -843,14 +843,14 @@ def test_the_turns_of_clients_gone_are_forgotten_past_a_thousand(monkeypatch):
         a1, b1 = await call(pool, "a1", "A"), await call(pool, "b1", "B")   # A in a worker, B waiting
         pool._served["gone"] = 2
         await look(pool, monkeypatch)
-        assert pool._served == {"A": 1, "gone": 2}   # a few turns are kept
+        assert set(pool._served) == {"A", "gone"}   # a few turns are kept
         pool._served.update({f"gone{i}": 2 + i for i in range(997)}, B=5000)
         assert len(pool._served) == 1000
         await look(pool, monkeypatch)
         assert len(pool._served) == 1000   # a thousand turns are kept
         pool._served["gone-too"] = 6000
         await look(pool, monkeypatch)
-        assert pool._served == {"A": 1, "B": 5000}
+        assert set(pool._served) == {"A", "B"} and pool._served["B"] == 5000   # those of clients present stay
         a1.cancel(), b1.cancel()
     run_async(main())
 
