@@ -48,7 +48,7 @@ MODULES = {
     "server/quotas.py": "tests/test_quotas_unit.py",
     "server/security.py": "tests/test_security_unit.py",
     "server/store.py": "tests/test_store_sqlite_unit.py",
-    "server/process_pool.py": "tests/test_workers.py tests/test_workers_limits.py",
+    "server/process_pool.py": "tests/test_process_pool_units.py tests/test_workers.py tests/test_workers_limits.py",
 }
 
 # Operators left out (docs/testing.md): `|` appears in these modules only in type annotations, which

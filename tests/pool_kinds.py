@@ -21,8 +21,13 @@ def allocate(payload):
     return {"allocated": payload["mib"]}
 
 
+def blob(payload):
+    """`bytes` bytes: a binary result (larger than a pipe's buffer when asked)."""
+    return b"x" * payload["bytes"]
+
+
 def release():
     _kept.clear()
 
 
-KINDS = {"sleep": sleep, "allocate": allocate, "evaluate": work_kinds.KINDS["evaluate"]}
+KINDS = {"sleep": sleep, "allocate": allocate, "blob": blob, "evaluate": work_kinds.KINDS["evaluate"]}
