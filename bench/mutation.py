@@ -38,7 +38,7 @@ MODULES = {
     "engine/exercises/catalog.py": EXERCISE_TESTS,
     "engine/compiler/plan.py": "tests/test_compiler_plan_names.py tests/test_compiler_passes.py tests/test_compiler_plan_decisions.py "
                                "tests/test_compiler_sizes.py",
-    "interop/tracr_lower.py": "tests/test_tracr_lower_cases.py tests/test_tracr_api.py",
+    "interop/tracr_lower.py": "tests/test_tracr_lower_units.py tests/test_tracr_lower_cases.py tests/test_tracr_api.py",
     "server/quotas.py": "tests/test_quotas_unit.py",
     "server/security.py": "tests/test_security_unit.py",
     "server/store.py": "tests/test_store_sqlite_unit.py",
