@@ -109,12 +109,40 @@ def test_selects_never_match_a_none_key(predicate):
     assert run(low, inputs) == want
 
 
-def test_selects_never_match_a_none_query():
-    program = rasp.SelectorWidth(rasp.Select(rasp.tokens, _shifted(rasp.tokens), lambda k, q: q is None or k <= q))
+@pytest.mark.parametrize("predicate", [rasp.Comparison.LT, rasp.Comparison.GEQ, lambda k, q: q is None or k <= q])
+def test_selects_never_match_a_none_query(predicate):
+    program = rasp.SelectorWidth(rasp.Select(rasp.tokens, _shifted(rasp.tokens), predicate))
     low = lower(program, list("abc"), 3)
     inputs = all_inputs("abc", 3)
-    want = [[0 if q is None else sum(k <= q for k in x) for q in [None] + x[:-1]] for x in inputs]
+    pred = OPS[predicate.value] if isinstance(predicate, rasp.Comparison) else predicate
+    want = [[0 if q is None else sum(bool(pred(k, q)) for k in x) for q in [None] + x[:-1]] for x in inputs]
     assert run(low, inputs) == want
+
+
+def test_none_among_strings_decodes_only_the_string_standing_for_it():
+    """Strings that sort before "None" ("A") stay themselves; only the None string decodes to None."""
+    program = _shifted(rasp.tokens)
+    low = lower(program, ["A", "b"], 3)
+    inputs = all_inputs(["A", "b"], 3)
+    assert run(low, inputs) == [[None] + x[:-1] for x in inputs]
+
+
+def test_a_pair_where_a_custom_predicate_raises_is_not_selected():
+    """The lowering's own rule (Tracr's evaluator raises on such an input): the pair selects nothing."""
+    program = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, lambda k, q: q % k == 0))
+    low = lower(program, [0, 1, 2], 2)
+    inputs = all_inputs([0, 1, 2], 2)
+    want = [[sum(k != 0 and q % k == 0 for k in x) for q in x] for x in inputs]
+    assert run(low, inputs) == want
+
+
+@pytest.mark.parametrize("combine", ["and", "or", "not"])
+def test_selector_and_or_not_of_selects_over_other_sops(combine):
+    eq = rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.EQ)
+    before = rasp.Select(rasp.indices, rasp.indices, rasp.Comparison.LT)
+    sel = {"and": rasp.SelectorAnd(eq, before), "or": rasp.SelectorOr(eq, before), "not": rasp.SelectorNot(eq)}[combine]
+    low = assert_as_tracr(rasp.SelectorWidth(sel), [0, 1, 2], 3)
+    assert sop_line(low, low.names[sel.label]).split(" = ", 1)[1].count(f"{combine} ") == 1
 
 
 def test_a_constant_selector_selects_its_matrix():
@@ -214,7 +242,36 @@ def test_a_custom_select_over_ten_values_each_is_under_the_limit():
     assert_as_tracr(program, [0], 10, inputs=[[0] * n for n in range(1, 11)])
 
 
+def test_a_mean_with_too_many_values_for_a_table_is_refused_as_a_select_key_or_query():
+    mean = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE), rasp.tokens,
+                                         default=0))
+    for keys, queries in ((mean, rasp.tokens), (rasp.tokens, mean)):
+        program = rasp.SelectorWidth(rasp.Select(keys, queries, lambda k, q: k + q > 3))
+        with pytest.raises(RaspError, match="too many values to tabulate"):
+            lower(program, list(range(20_001)), 1)
+
+
 # ------------------------------------------------------------------ maps and value sets
+
+def test_a_numerical_mean_of_up_to_20000_values_can_be_tabulated():
+    """docs/interop.md: a numerical mean has at most 20,000 possible values when a function of it must be
+    tabulated (MAX_MEANS); beyond, lowering stops naming the expression."""
+    def program():
+        mean = rasp.numerical(rasp.Aggregate(rasp.Select(rasp.tokens, rasp.tokens, rasp.Comparison.TRUE),
+                                             rasp.tokens, default=0)).named("mean")
+        return rasp.Map(lambda m: m + 1, mean)
+    low = lower(program(), list(range(20_000)), 1)
+    assert "19999: 20000" in sop_line(low, low.output)
+    with pytest.raises(RaspError, match="'mean' has more than 20000 possible values"):
+        lower(program(), list(range(20_001)), 1)
+
+
+def test_the_vocabulary_and_coded_values_are_sorted_by_value_and_never_compared_across_kinds():
+    low = lower(rasp.tokens, [10, 2, 1], 2)
+    assert low.vocab == [1, 2, 10]
+    mixed = rasp.Map(lambda t: (1, "a") if t else (1, 2), rasp.tokens)      # tuples that Python cannot order
+    low = assert_as_tracr(mixed, [0, 1], 2)
+    assert set(low.codes[low.output]) == {(1, "a"), (1, 2)}
 
 def test_values_rasp_cannot_hold_are_coded():
     """inf is no RASP number: a Map giving it is coded (Tracr's values back through decode)."""
@@ -299,6 +356,13 @@ def test_a_map_of_many_numbers_with_few_steps_is_written_as_steps():
     assert_as_tracr(uneven, [0, 1, 2, 6, 7, 8, 9, 10, 11], 2)
 
 
+def test_a_step_function_of_computed_values_is_two_steps():
+    """Equal results that are distinct objects (computed floats and large ints) are one step."""
+    for f in (lambda x: (x >= 4) / 2, lambda x: 1000 * (x >= 4) + 1000):
+        low = assert_as_tracr(rasp.Map(f, rasp.tokens), list(range(10)), 2)
+        assert sop_line(low, low.output).count(" if ") == 1
+
+
 def test_a_map_of_many_numbers_to_one_value_stays_an_sop():
     program = rasp.Map(lambda x: 7, rasp.tokens)
     low = assert_as_tracr(program, list(range(10)), 2)
@@ -326,6 +390,15 @@ def test_a_map_of_many_numbers_to_tuples_is_a_table():
 
 
 # ------------------------------------------------------------------ sequence maps
+
+def test_a_sequence_map_that_raises_leaves_an_evaluation_error_there():
+    assert_as_tracr(rasp.SequenceMap(lambda x, y: x // y, rasp.tokens, rasp.indices), [1, 2], 3)
+
+
+def test_a_linear_sequence_map_of_strings_and_numbers_fails_where_tracr_fails():
+    """`x + y` of a string and a number raises in Tracr: the lowering goes on and every input fails."""
+    for fst, snd in ((rasp.tokens, rasp.indices), (rasp.indices, rasp.tokens)):
+        assert_as_tracr(rasp.LinearSequenceMap(fst, snd, 1, 1), ["a", "b"], 2)
 
 def test_a_linear_sequence_map_has_exactly_its_possible_values():
     """2x + 3y over x in {0, 1}, y in indices 0..2: {0, 2, 3, 5, 6, 8}; a Map over it is tabulated on them."""
@@ -365,6 +438,19 @@ def test_a_mean_of_numbers_held_as_codes(f):
         want = [sum(0 if v is None else float(v) for v in vals[:i + 1]) / (i + 1) for i in range(len(x))]
         assert got == pytest.approx(want), (x, got)
     assert any("None" in n for n in low.notes) == (f(0) is None)
+
+
+@pytest.mark.parametrize("numerical,default", [(True, None), (True, 0), (False, 0)])
+def test_a_mean_of_bools_averages_them_as_zero_and_one(numerical, default):
+    """docs/interop.md: an Aggregate of bools that is numerical or has a number default averages them as 0
+    and 1 (Tracr's evaluator too)."""
+    program = rasp.Aggregate(PREFIX, rasp.Map(lambda t: t == 1, rasp.tokens), default=default)
+    program = rasp.numerical(program) if numerical else program
+    low = lower(program, [0, 1], 3)
+    inputs = all_inputs([0, 1], 3)
+    for x, got in zip(inputs, run(low, inputs), strict=True):
+        assert got == pytest.approx([float(w) for w in reference(program, x)]), x   # one True is 1
+    assert any("0 and 1" in n for n in low.notes)
 
 
 def test_a_numerical_aggregate_of_strings_is_refused_naming_five_values():
