@@ -83,6 +83,10 @@ def test_a_python_predicate_that_is_a_comparison_becomes_that_comparison(op):
     program = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.indices, OPS[op]))
     low = assert_as_tracr(program, [0, 1, 2, 3], 3)
     assert f"select(tokens, indices, {op})" in low.source
+    # floats, the queries computed (equal values that are distinct objects)
+    floats = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.Map(lambda t: t + 1 - 1, rasp.tokens), OPS[op]))
+    low = assert_as_tracr(floats, [0.5, 1.5, 2.5], 3)
+    assert f"select(tokens, map, {op})" in low.source
 
 
 def test_a_custom_predicate_that_raises_selects_nothing_there_and_lowering_goes_on():
@@ -199,6 +203,14 @@ def test_rows_nested_only_if_classes_are_joined_right():
     rel = {0: {1, 2}, 1: {2}, 2: {0, 2}}
     program = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, lambda k, q: k in rel[q]))
     assert_as_tracr(program, [0, 1, 2], 3)
+
+
+def test_overlapping_rows_two_queries_share():
+    """Rows {0,1}, {1,2} overlap without nesting; queries 0 and 2 have the same row (equal, distinct sets)."""
+    rel = {0: {0, 1}, 1: {1, 2}, 2: {0, 1}}
+    program = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, lambda k, q: k in rel[q]))
+    low = assert_as_tracr(program, [0, 1, 2], 3)
+    assert " or " in low.source
 
 
 def test_nested_rows_with_a_query_that_selects_nothing():
@@ -378,6 +390,7 @@ def test_the_step_form_is_for_more_than_eight_values_and_at_most_eight_steps():
     assert " if " in line(list(range(9)), lambda x: int(x >= 4))
     assert line(list(range(9)), lambda x: min(x, 7)).count(" if ") == 7          # eight steps
     assert " if " not in line(list(range(9)), lambda x: x)                      # nine steps: a table
+    assert " if " not in line(list(range(5)), lambda x: int(x >= 2))            # five values: a table
 
 
 def test_a_map_of_many_strings_is_a_table():
@@ -392,7 +405,9 @@ def test_a_map_of_many_numbers_to_tuples_is_a_table():
 # ------------------------------------------------------------------ sequence maps
 
 def test_a_sequence_map_that_raises_leaves_an_evaluation_error_there():
+    """Only the pairs where f raises are missing (x // 0 for the token 0; the other pairs of that x stay)."""
     assert_as_tracr(rasp.SequenceMap(lambda x, y: x // y, rasp.tokens, rasp.indices), [1, 2], 3)
+    assert_as_tracr(rasp.SequenceMap(lambda x, y: x // y, rasp.indices, rasp.tokens), [0, 1, 2], 3)
 
 
 def test_a_linear_sequence_map_of_strings_and_numbers_fails_where_tracr_fails():
@@ -486,6 +501,20 @@ def test_a_default_none_over_numbers_is_zero_and_a_value_of_the_aggregate():
     for got, row in zip(run(low, inputs), want, strict=True):
         assert got == pytest.approx(row)
     assert any("default None is RASP's default 0" in n for n in lower(agg, [0, 1], 3).notes)
+
+
+def test_a_default_none_over_bools_is_a_value_of_the_aggregate():
+    """Bools that are all True: False (where nothing is selected) must still be in the Aggregate's values."""
+    agg = rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1),
+                         rasp.Map(lambda t: True, rasp.tokens), default=None)
+    low = lower(rasp.Map(lambda b: 10 + int(b), agg), [0, 1], 3)
+    inputs = all_inputs([0, 1], 3)
+    assert run(low, inputs) == [[10] + [11] * (len(x) - 1) for x in inputs]
+
+
+def test_a_categorical_aggregate_of_strings_with_a_string_default():
+    agg = rasp.Aggregate(rasp.Select(rasp.indices, rasp.indices, lambda k, q: k == q - 1), rasp.tokens, default="-")
+    assert_as_tracr(rasp.Map(lambda t: t + "!", agg), ["a", "b"], 3)
 
 
 def test_a_default_number_is_a_value_of_a_categorical_aggregate():
