@@ -195,6 +195,16 @@ def test_a_predicate_true_everywhere_is_the_all_true_select():
     program = rasp.SelectorWidth(rasp.Select(rasp.tokens, rasp.tokens, lambda k, q: k >= 0))
     low = assert_as_tracr(program, [0, 1, 2], 3)
     assert sop_line(low, low.names[program.selector.label]).endswith("= select(1, 1, ==);")
+    many = rasp.SelectorWidth(rasp.Select(rasp.indices, rasp.indices, lambda k, q: k >= 0))   # 300 keys
+    low = lower(many, [0], 300)
+    assert sop_line(low, low.names[many.selector.label]).endswith("= select(1, 1, ==);")
+
+
+def test_a_predicate_between_numbers_and_strings_is_a_table():
+    """Keys numbers, queries strings: Python cannot order them, so no comparison is tried on them."""
+    strings = rasp.Map(lambda t: str(t), rasp.tokens)
+    program = rasp.SelectorWidth(rasp.Select(rasp.tokens, strings, lambda k, q: str(k) == q))
+    assert_as_tracr(program, [0, 1], 3)
 
 
 def test_rows_nested_only_if_classes_are_joined_right():
@@ -240,6 +250,12 @@ def test_a_select_table_of_exactly_the_limit_is_lowered_and_one_more_is_refused(
     over = rasp.Select(rasp.indices, rasp.Map(lambda i: i % 401, rasp.indices), lambda k, q: k == q)
     with pytest.raises(RaspError, match=r"a select table of 200500 pairs is over the limit of 200000"):
         lower(rasp.SelectorWidth(over), [0], 500)
+
+
+def test_a_sequence_map_table_of_exactly_the_limit_is_lowered():
+    program = rasp.SequenceMap(lambda a, b: a + b, rasp.indices, rasp.Map(lambda i: i % 400, rasp.indices))
+    low = lower(program, [0], 500)                                    # 500 x 400 pairs
+    assert "199999: 898" in sop_line(low, low.output)
 
 
 def test_a_sequence_map_table_over_the_limit_is_refused_with_its_size():
@@ -290,6 +306,10 @@ def test_values_rasp_cannot_hold_are_coded():
     program = rasp.Map(lambda x: float("inf") if x == 0 else x, rasp.tokens)
     low = assert_as_tracr(program, [0, 1, 2], 3)
     assert low.output in low.codes
+    nan = lower(rasp.Map(lambda x: float("nan") if x == 0 else x, rasp.tokens), [0, 1, 2], 2)   # nor is NaN
+    assert nan.output in nan.codes
+    got = run(nan, [[0, 1], [2]])
+    assert got[0][0] != got[0][0] and got[0][1:] == [1] and got[1] == [2]
 
 
 def test_the_source_header_lists_each_coded_sops_values():
@@ -366,6 +386,9 @@ def test_a_map_of_many_numbers_with_few_steps_is_written_as_steps():
     assert " if tokens < 0.5 else " in sop_line(low, low.output)
     uneven = rasp.Map(lambda x: 7 if x < 3 else -1, rasp.tokens)
     assert_as_tracr(uneven, [0, 1, 2, 6, 7, 8, 9, 10, 11], 2)
+    last_alone = rasp.Map(lambda x: int(x >= 9), rasp.tokens)
+    low = assert_as_tracr(last_alone, vocab, 2)
+    assert " if " in sop_line(low, low.output)
 
 
 def test_a_step_function_of_computed_values_is_two_steps():
