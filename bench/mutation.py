@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
+import signal
 import sqlite3
 import subprocess
 import sys
@@ -44,7 +46,7 @@ MODULES = {
     "engine/exercises/catalog.py": EXERCISE_TESTS,
     "engine/compiler/plan.py": "tests/test_compiler_plan_names.py tests/test_compiler_passes.py tests/test_compiler_plan_decisions.py "
                                "tests/test_compiler_sizes.py",
-    "interop/tracr_lower.py": "tests/test_tracr_lower_cases.py tests/test_tracr_api.py",
+    "interop/tracr_lower.py": "tests/test_tracr_lower_units.py tests/test_tracr_lower_cases.py tests/test_tracr_api.py",
     "server/quotas.py": "tests/test_quotas_unit.py",
     "server/security.py": "tests/test_security_unit.py",
     "server/store.py": "tests/test_store_sqlite_unit.py",
@@ -164,15 +166,23 @@ def retest_survivors(module: str, timeout: float) -> None:
                                "JOIN mutation_specs s USING (job_id) WHERE r.test_outcome = 'SURVIVED'").fetchall()
         try:
             for job_id, operator, occurrence in survivors:
+                # its own process group, so that a time-out also ends the test run cosmic-ray started (left
+                # running, such orphans load the machine and make the next mutants time out too)
+                proc = subprocess.Popen([tool("cosmic-ray"), "mutate-and-test", module, operator, str(occurrence),
+                                         command], cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                        start_new_session=True)
                 try:
-                    done = subprocess.run([tool("cosmic-ray"), "mutate-and-test", module, operator, str(occurrence),
-                                           command], cwd=ROOT, capture_output=True, text=True, timeout=timeout)
-                    outcome = json.loads(done.stdout.strip().splitlines()[-1])["test_outcome"].upper()
+                    stdout, _ = proc.communicate(timeout=timeout)
+                    outcome = json.loads(stdout.strip().splitlines()[-1])["test_outcome"].upper()
+                    note = ""
                 except subprocess.TimeoutExpired:
-                    outcome = "KILLED"   # the tests no longer finish: as cosmic-ray counts a time-out
+                    os.killpg(proc.pid, signal.SIGKILL)
+                    proc.communicate()
+                    (ROOT / module).write_bytes(original)   # cosmic-ray, killed, could not put it back
+                    outcome, note = "KILLED", " (time-out)"   # the tests no longer finish: as cosmic-ray counts it
                 db.execute("UPDATE work_results SET test_outcome = ? WHERE job_id = ?", (outcome, job_id))
                 db.commit()
-                print(f"{module} {operator} {occurrence}: {outcome.lower()}")
+                print(f"{module} {operator} {occurrence}: {outcome.lower()}{note}", flush=True)
         finally:
             (ROOT / module).write_bytes(original)
 
