@@ -77,6 +77,9 @@ class Rep:
     plain: bool
     code: dict = field(default_factory=dict)   # value -> code, for coded s-ops
     none: str | None = None
+    # a numerical mean (or a map of one): Tracr gives a whole number as an int where one value is selected
+    # and as a float where several are, which one RASP value cannot tell apart
+    int_or_float: bool = False
 
     def key(self, v) -> str:
         """The RASP constant that stands for value v of this s-op."""
@@ -108,6 +111,9 @@ class Lowered:
             return values
         table = self.codes[name]
         return [None if v is None else table[int(v[1:])] for v in values]
+
+
+_RAISED = object()
 
 
 def _hashable(v):
@@ -355,6 +361,8 @@ class _Lowering:
             except Exception:  # a value the function rejects: no table entry (an evaluation error there)
                 continue
         rep = _rep(results.values())
+        if src.int_or_float:
+            rep.int_or_float = self._same_for_int_and_float(e, lambda v: e.f(v), results)
         name = self.names[e.inner.unique_id]
         steps = self._steps(src, results, rep, name) if len(results) == len(src.values) else None
         if steps is not None:
@@ -362,6 +370,25 @@ class _Lowering:
             return
         table = ", ".join(f"{src.key(v)}: {rep.key(r)}" for v, r in results.items())
         self._emit(e, f"{{{table}}}[{name}]", rep)
+
+    @staticmethod
+    def _same_for_int_and_float(e, f, results: dict) -> bool:
+        """Refuse a function of a mean's values that gives another value for a whole number as an int
+        than as a float (str, type, ...): Tracr's value there depends on how many keys were selected,
+        and one RASP value cannot hold both. Otherwise: whether its results may be such numbers too."""
+        for v, r in results.items():
+            if _kind(v) != "number" or float(v) != int(v):
+                continue
+            try:
+                other = f(float(v) if isinstance(v, int) else int(v))
+            except Exception:
+                other = _RAISED
+            if other is _RAISED or not (other == r):
+                raise RaspError(f"{e.label}: its function gives {r!r} for {int(v)!r} and {other if other is not _RAISED else 'an error'!r} "
+                                f"for {float(v)!r}, and its input is a numerical mean (or a function of one), whose whole values Tracr gives as "
+                                f"an int where one key is selected and as a float where several are: one RASP "
+                                f"value cannot hold both (make the function treat them alike)", None, "type")
+        return any(_kind(r) == "number" for r in results.values())
 
     @staticmethod
     def _steps(src: Rep, results: dict, rep: Rep, name: str) -> str | None:
@@ -414,6 +441,18 @@ class _Lowering:
                 except Exception:
                     continue
         rep = _rep(results.values())
+        alike = []   # each input that is (a function of) a numerical mean: its whole values as int or float
+        for y in (vb if a.int_or_float else []):
+            if y is None:   # a pair with None is None, whatever the function
+                continue
+            alike.append(self._same_for_int_and_float(e, lambda x, y=y: e.f(x, y), {
+                x: results[i * len(vb) + vb.index(y)] for i, x in enumerate(va) if i * len(vb) + vb.index(y) in results}))
+        for x in (va if b.int_or_float else []):
+            if x is None:
+                continue
+            alike.append(self._same_for_int_and_float(e, lambda y, x=x: e.f(x, y), {
+                y: results[va.index(x) * len(vb) + j] for j, y in enumerate(vb) if va.index(x) * len(vb) + j in results}))
+        rep.int_or_float = any(alike)
         ia, _ = self._index(e.fst)
         ib, nb = self._index(e.snd)
         table = ", ".join(f"{k}: {rep.key(r)}" for k, r in results.items())
@@ -472,6 +511,7 @@ class _Lowering:
             else:
                 out = None
             rep = _rep(out) if out is not None else Rep(None, True)
+            rep.int_or_float = numerical
             if out is not None and not rep.plain:   # a default of another kind than the values: use codes
                 recode = ", ".join(f"{src.key(v)}: {rep.key(v)}" for v in src.values)
                 self._emit(e, f"aggregate({sel}, {{{recode}}}[{sop}], {rep.key(default)})", rep)

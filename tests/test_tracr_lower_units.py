@@ -573,11 +573,24 @@ def test_a_default_none_over_bools_is_false_and_a_bool_default_is_kept():
     assert_as_tracr(rasp.Aggregate(previous, bools, default=True), [0, 1], 3)
 
 
-def test_a_whole_mean_of_one_value_keeps_its_type():
-    """A mean's possible values that are whole numbers are ints (one selected int is an int, as in Tracr):
-    a Map that tells 1 from 1.0 (str) gives Tracr's value where one value is selected."""
+def test_a_function_that_tells_a_whole_mean_as_int_from_float_is_refused():
+    """A whole mean is an int where one key is selected and a float where several are (Tracr's evaluator):
+    a Map that tells them apart (str) would need two RASP values for one, so it is refused with the reason
+    (it gave "1" where Tracr gives "1.0"); a Map that treats them alike is lowered, and so is one over it."""
     mean = rasp.numerical(rasp.Aggregate(PREFIX, rasp.numerical(rasp.Map(lambda t: t, rasp.tokens)), default=0))
-    assert_as_tracr(rasp.Map(str, mean), [0, 1], 2, inputs=[[0], [1], [0, 1], [1, 0]])
+    for f in (str, type, lambda x: isinstance(x, int)):
+        with pytest.raises(RaspError, match=r"gives .* for 0 and .* for 0\.0, and its input is a numerical mean"):
+            lower(rasp.Map(f, mean), [0, 1], 2)
+    plus = rasp.numerical(rasp.Map(lambda x: x + 1, mean))
+    assert_as_tracr(plus, [0, 1], 2)
+    with pytest.raises(RaspError, match=r"gives '1' for 1 and '1.0' for 1.0, and its input is a numerical mean"):
+        lower(rasp.Map(str, plus, simplify=False), [0, 1], 2)          # a map of the map, not fused into one
+    for first in (True, False):                                         # a SequenceMap, with the mean on either side
+        pair = (mean, rasp.tokens) if first else (rasp.tokens, mean)
+        with pytest.raises(RaspError, match="numerical mean"):
+            lower(rasp.SequenceMap(lambda a, b: f"{a}{b}", *pair), [0, 1], 2)
+        assert_as_tracr(rasp.numerical(rasp.SequenceMap(lambda a, b: a + b, *pair)), [0, 1], 2)
+    assert_as_tracr(rasp.Map(str, rasp.Map(lambda t: t, rasp.tokens)), [0, 1], 2)   # no mean: as it was
 
 
 def test_max_len_one_is_a_length():
