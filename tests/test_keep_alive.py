@@ -106,6 +106,25 @@ def server(request):
 KEEP_ALIVE = 0.5
 
 
+def ask_while_held(server, s, path, armed, seconds, hold_within=None):
+    """Hold the server's event loop, send `path` on s meanwhile (it waits in the server's socket buffer),
+    wait until the timer armed at `armed` for `seconds` is due, let the loop go on and return s's answer.
+    None when the loop could not be held within `hold_within` (default `seconds`) of `armed`: a slow machine."""
+    held = server.hold()
+    try:
+        if time.monotonic() - armed >= (seconds if hold_within is None else hold_within):
+            server.release()
+            answer(held)
+            return None
+        ask(s, path)
+        while time.monotonic() < armed + 2 * seconds:   # until the timer is due
+            time.sleep(0.05)
+        server.release()
+        return answer(s)
+    finally:
+        held.close()
+
+
 @pytest.mark.parametrize("server", [(KEEP_ALIVE,)], indirect=True)
 def test_a_request_that_arrived_is_answered_though_the_keep_alive_time_ran_out(server):
     """A connection is answered, then the server's loop is held (reading another socket) before its
@@ -116,18 +135,10 @@ def test_a_request_that_arrived_is_answered_though_the_keep_alive_time_ran_out(s
             ask(s, "/a")
             assert answer(s).startswith(b"HTTP/1.1 200")
             answered = time.monotonic()   # the server armed the keep-alive timer before this
-            held = server.hold()
-            if time.monotonic() - answered >= KEEP_ALIVE:   # (a slow machine: the loop was held too late)
-                server.release()
-                answer(held)
-                held.close()
+            reply = ask_while_held(server, s, "/next", answered, KEEP_ALIVE)
+            if reply is None:
                 continue
-            ask(s, "/next")        # in the server's socket buffer while its event loop stands still
-            while time.monotonic() < answered + 2 * KEEP_ALIVE:   # until the keep-alive timer is due
-                time.sleep(0.05)
-            server.release()
-            assert answer(s).startswith(b"HTTP/1.1 200")
-            held.close()
+            assert reply.startswith(b"HTTP/1.1 200")
             return
     pytest.fail("the loop could not be held within the keep-alive time in 10 attempts")
 
@@ -143,18 +154,11 @@ def test_headers_that_arrived_in_time_are_read_before_the_header_timer_answers_4
     for attempt in range(10):
         with server.connect() as s:
             opened = time.monotonic()   # the server starts the header timer after this
-            held = server.hold()        # accepted after s (the listen queue is in order): s's timer is running
-            if time.monotonic() - opened >= HEADER_SECONDS / 2:   # (a slow machine: held too late)
-                server.release()
-                answer(held)
-                held.close()
+            # (the holding connection is accepted after s, the listen queue being in order: s's timer runs)
+            reply = ask_while_held(server, s, "/a", opened, HEADER_SECONDS, hold_within=HEADER_SECONDS / 2)
+            if reply is None:
                 continue
-            ask(s, "/a")
-            while time.monotonic() < opened + 2 * HEADER_SECONDS:   # until the header timer is due
-                time.sleep(0.05)
-            server.release()
-            assert answer(s).startswith(b"HTTP/1.1 200")
-            held.close()
+            assert reply.startswith(b"HTTP/1.1 200")
             return
     pytest.fail("the loop could not be held within the header time in 10 attempts")
 
