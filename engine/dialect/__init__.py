@@ -9,6 +9,11 @@ says what its values are: ``fin`` (a finite set of values that does not grow wit
 position i + c), ``cnt`` (an integer linear combination of counts over one range of keys), ``rat`` (a mean
 over one selector). The first construct outside every fragment names the line; so does each fragment's
 reason. document.py builds the document the page, the CLI and the API show.
+
+Beside that ladder, the fragments that length-generalisation results speak about (prediction.py, the
+document's `length_generalization` part; docs/dialects.md): C-RASP with periodic and local positional
+relations (c_rasp_periodic_local.py; Huang et al.'s theorem) and RASP-L (rasp_l.py, its own walk; Zhou et
+al.'s conjecture), with the program-size measure (size.py).
 """
 from .document import FRAGMENTS, THEOREMS, check_dialect, dialect_document  # noqa: F401 (re-exported)
 from .sorts import MAX_DENOMINATOR, RANGES, Dialect, Outside, SelectorShape, Sort, span_of  # noqa: F401

@@ -7,6 +7,7 @@ from ..program import Node
 from .b_rasp import B_RASP
 from .c_rasp import C_RASP
 from .length_free import LENGTH_FREE
+from .prediction import length_generalization
 from .rasp import RASP
 from .sorts import Dialect, span_of
 from .tl_count import TL_COUNT
@@ -53,7 +54,9 @@ def check_dialect(source: str | None = None, output: str | None = None, *, inter
     if not isinstance(found[-1].value, SOp):
         raise RaspError(f"'{name}' is a selector; the dialect check reads an s-op", found[-1].span, "type")
     d = type_program(interp, found[-1].value)
-    return dialect_document(interp, name, d)
+    doc = dialect_document(interp, name, d)
+    doc["length_generalization"] = length_generalization(interp, found[-1].value, d)
+    return doc
 
 
 def dialect_document(interp, name: str, d: Dialect) -> dict:
