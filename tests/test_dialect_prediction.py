@@ -201,3 +201,21 @@ def test_the_compilers_document_is_unchanged():
     node = [d for d in interp.definitions if d.name == "majority"][-1].value
     doc = dialect_document(interp, "majority", type_program(interp, node))
     assert "length_generalization" not in doc and doc["smallest"] == "c-rasp"
+
+
+def test_the_docs_table_is_what_the_check_answers():
+    """docs/dialects.md's table of the shipped programs, row by row, against check_dialect."""
+    names = {"B-RASP": "b-rasp", "C-RASP": "c-rasp", "TL[#]": "tl-count", "length-free": "length-free",
+             "RASP": "rasp"}
+    rows = [line.split("|")[1:-1] for line in (TESTS.parent / "docs" / "dialects.md").read_text().splitlines()
+            if line.startswith("| `") and line.count("|") == 6]
+    assert len(rows) >= 10
+    for program, smallest, c, r, size in rows:
+        path = program.strip().split("`")[1]
+        doc = check_dialect((TESTS.parent / path).read_text())
+        got = {f["id"]: f for f in doc["length_generalization"]["fragments"]}
+        assert doc["smallest"] == names[smallest.strip()], path
+        for fid, cell in (("c-rasp-periodic-local", c), ("rasp-l", r)):
+            want = cell.strip().split(" ")[0]
+            assert (got[fid]["member"] if want == "in" else got[fid].get("line") == int(want)), (path, fid)
+        assert doc["length_generalization"]["size"]["operations"] == int(size), path
