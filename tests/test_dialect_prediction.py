@@ -132,6 +132,7 @@ TABLE = {
     "tests/length_generalization_programs/majority_whole.rasp": ("tl-count", 4, 4, 5),
     "tests/length_generalization_programs/parity_prefix.rasp": ("rasp", 5, 5, 6),
     "tests/length_generalization_programs/unique_copy.rasp": ("b-rasp", 14, True, 15),
+    "tests/length_generalization_programs/repeat_copy.rasp": ("rasp", 6, 6, 7),
 }
 
 
