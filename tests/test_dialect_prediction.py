@@ -10,7 +10,8 @@ from rasplay.engine import analyze, check_dialect
 from rasplay.engine.dialect import dialect_document, type_program
 from rasplay.engine.examples import find_example
 
-TESTS = Path(__file__).parent
+ROOT = next(p for p in Path(__file__).resolve().parents if (p / "pyproject.toml").exists())
+TESTS = ROOT / "tests"
 LG = TESTS / "length_generalization_programs"
 LF = TESTS / "length_free_programs"
 PREFIX = "prefix = select(indices, indices, <=);\n"
@@ -139,7 +140,7 @@ TABLE = {
 @pytest.mark.parametrize("path", sorted(TABLE))
 def test_shipped_programs_membership_table(path):
     smallest, c, r, size = TABLE[path]
-    doc = check_dialect((TESTS.parent / path).read_text())
+    doc = check_dialect((ROOT / path).read_text())
     part = doc["length_generalization"]
     got = {f["id"]: f for f in part["fragments"]}
     assert doc["smallest"] == smallest
@@ -154,7 +155,7 @@ def test_shipped_programs_membership_table(path):
 
 
 def test_every_shipped_example_has_predictions_worded_honestly():
-    for path in sorted((TESTS.parent / "examples").glob("*.rasp")):
+    for path in sorted((ROOT / "examples").glob("*.rasp")):
         part = check_dialect(path.read_text())["length_generalization"]
         for f in part["fragments"]:
             text = (f["statement"] + " " + part["summary"]).lower()
@@ -208,12 +209,12 @@ def test_the_docs_table_is_what_the_check_answers():
     """docs/dialects.md's table of the shipped programs, row by row, against check_dialect."""
     names = {"B-RASP": "b-rasp", "C-RASP": "c-rasp", "TL[#]": "tl-count", "length-free": "length-free",
              "RASP": "rasp"}
-    rows = [line.split("|")[1:-1] for line in (TESTS.parent / "docs" / "dialects.md").read_text().splitlines()
+    rows = [line.split("|")[1:-1] for line in (ROOT / "docs" / "dialects.md").read_text().splitlines()
             if line.startswith("| `") and line.count("|") == 6]
     assert len(rows) >= 10
     for program, smallest, c, r, size in rows:
         path = program.strip().split("`")[1]
-        doc = check_dialect((TESTS.parent / path).read_text())
+        doc = check_dialect((ROOT / path).read_text())
         got = {f["id"]: f for f in doc["length_generalization"]["fragments"]}
         assert doc["smallest"] == names[smallest.strip()], path
         for fid, cell in (("c-rasp-periodic-local", c), ("rasp-l", r)):
