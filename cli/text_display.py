@@ -141,7 +141,25 @@ def render_dialect(path: str, doc: dict) -> str:
         lines.append(f"  {'yes' if c['member'] else 'no '} causal" +
                      ("" if c["member"] else f"  {path}:{c.get('line', '?')}:{c.get('col', '?')}: {c['reason']}"))
     lines.append(doc["theorem"])
+    if "length_generalization" in doc:
+        lines.extend(render_length_generalization(path, doc["length_generalization"]))
     return "\n".join(lines)
+
+
+def render_length_generalization(path: str, part: dict) -> list[str]:
+    """The dialect check's length-generalisation part: each fragment (inside: what the result says; outside:
+    the line that keeps the program out), then the one-line summary."""
+    size = part["size"]
+    kinds = ", ".join(f"{n} {k}" for k, n in size["by_kind"].items() if n)
+    lines = [f"length generalisation (size {size['operations']} operations{': ' + kinds if kinds else ''}):"]
+    for f in part["fragments"]:
+        if f["member"]:
+            how = "guaranteed by a theorem" if f["basis"] == "theorem" else "predicted by a conjecture"
+            lines.append(f"  yes {f['name']}: {how}. {f['statement']}")
+        else:
+            lines.append(f"  no  {f['name']}  {path}:{f.get('line', '?')}:{f.get('col', '?')}: {f['reason']}")
+    lines.append(part["summary"])
+    return lines
 
 
 def render_length_free(path: str, doc: dict) -> str:

@@ -145,8 +145,10 @@ class AnalysisDocument(Analysis):
     dialect: Optional[dict[str, Any]] = Field(None, description="the dialect check of the output (default: the "
                                               "program's default output): `fragments` (B-RASP, C-RASP, TL[#], "
                                               "length-free, RASP; each with member, reason, line, col), "
-                                              "`smallest`, `length_free`, `causal`, `theorem`; null when the "
-                                              "program has errors or no s-op")
+                                              "`smallest`, `length_free`, `causal`, `theorem`, and "
+                                              "`length_generalization` (C-RASP[periodic, local] and RASP-L, each "
+                                              "with member, reason, line, col, basis, prediction, statement; "
+                                              "`size`; `summary`); null when the program has errors or no s-op")
 
 
 class ExampleSummary(BaseModel):
