@@ -6,9 +6,9 @@ import { showDialect } from "./dialect.js";
 import { afterRun } from "./exercises.js";
 import { compileNow } from "./compileview.js";
 import { $, embedMode, page, setStatus, toast } from "./page.js";
-import { renderAll, renderInputs, showProblems } from "./programview.js";
+import { renderInputs, showProblems } from "./programview.js";
 import { lockAddress, parseInputText, saveHashSoon, state } from "./state.js";
-import { el } from "./values.js";
+import { clearViews, renderViews } from "./views.js";
 
 let runSeq = 0;
 let runTimer = null;
@@ -46,17 +46,10 @@ function setStale(diagnostics) {
 }
 
 // Nothing valid to show for these inputs (an input over a limit, a server error): clear the views.
-function clearViews(message) {
+function clearAll(message) {
   state.doc = null;
   setStale(null);
-  $("values").replaceChildren(el("p", { class: "empty error" }, message));
-  $("diagram").replaceChildren();
-  $("diagram-totals").textContent = "";
-  $("selector-chips").replaceChildren();
-  $("heatmap-plot").hidden = true;
-  $("heatmap-below").replaceChildren();
-  $("heatmap-note").textContent = message;
-  $("heatmap-title").textContent = "Selector";
+  clearViews(message);
 }
 
 export async function runNow() {
@@ -83,7 +76,7 @@ export async function runNow() {
     } else {
       state.doc = doc;
       setStale(null);
-      await renderAll();
+      await renderViews();
       afterRun();
       setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
         `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
@@ -93,7 +86,7 @@ export async function runNow() {
     if (seq !== runSeq) return;
     setStatus(e.message);
     showProblems([{ severity: "error", message: e.message }]);
-    clearViews(e.message);
+    clearAll(e.message);
     renderInputs();
   } finally {
     if (seq === runSeq) document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);

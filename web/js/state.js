@@ -54,12 +54,16 @@ export async function decodeState(text) {
   return obj;
 }
 
+// The parts of a link that belong to a view ({save(out), load(obj)}: the Program view's `selection`, the
+// Compile view's `compiled`, an exercise's `exercise`), handed in by the view registry (views.js).
+const shareParts = [];
+export function addSharePart(part) { shareParts.push(part); }
+
 // The shareable part of the state, with inputs as the link format wants them (strings or lists).
 export function shareable() {
   const out = { source: state.source, inputs: state.inputs.map(parseInputText).map((x) => x.value), view: state.view };
-  if (state.selection) out.selection = state.selection;
   if (state.current) out.current = state.current;
-  if (state.compiled) out.compiled = true;
+  for (const part of shareParts) part.save(out);
   return out;
 }
 
@@ -69,10 +73,9 @@ export function applyShared(obj) {
     state.inputs = obj.inputs.map((x) => (typeof x === "string" ? x : JSON.stringify(x)));
   }
   if (typeof obj.view === "string") state.view = obj.view;
-  state.selection = typeof obj.selection === "string" ? obj.selection : null;
   const current = Number.isInteger(obj.current) ? obj.current : 0;
   state.current = Math.max(0, Math.min(current, state.inputs.length - 1));
-  state.compiled = obj.compiled === true;
+  for (const part of shareParts) part.load(obj);
 }
 
 export async function linkFor(obj, path = "/") {
