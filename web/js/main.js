@@ -7,11 +7,12 @@
 import { compileView, resetCompiled } from "./compileview.js";
 import { createEditor, firstCodeLine } from "./editor.js";
 import { enterExercise, exerciseIdFromHash, exerciseLink, initExercises } from "./exercises.js";
-import { initialState, leaveToDraft, openExercise } from "./navigation.js";
+import { initialState, leaveToDraft, loadExample, openExercise } from "./navigation.js";
 import { $, embedMode, page, setStatus, solveMode, toast } from "./page.js";
 import { stepLayer } from "./presenter.js";
 import { programView, renderInputs, select } from "./programview.js";
 import { initProvenance } from "./provenance.js";
+import { initReference, tooltipFor } from "./reference.js";
 import { runNow, scheduleRun } from "./run.js";
 import { linkFor, shareable, state } from "./state.js";
 import { checkTrainingAvailable } from "./train.js";
@@ -45,9 +46,11 @@ async function main() {
       scheduleRun();
     },
     onRun: runNow,
+    tooltipFor,
   });
   document.body.dataset.editor = page.editor.kind;
   wire();
+  initReference(loadExample);
   initProvenance({ openSelector: (selId) => select(`#${selId}`, selId), toast,
     showLayer: (layer) => { if (page.presentLayer !== null && layer >= 1) { page.presentLayer = layer; stepLayer(0); } } });
   renderInputs();
