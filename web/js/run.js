@@ -52,6 +52,39 @@ function clearAll(message) {
   clearViews(message);
 }
 
+// A server that stops answering (no connection, or a proxy saying it is gone) does not empty the views: the
+// last results stay, marked stale, the page says "reconnecting" and runs again after 1, 2, 4, ... (at most
+// 10) seconds until the server answers. <body data-connection="lost"> while it does not.
+let retries = 0;
+let retryTimer = null;
+
+function lostServer(e) {
+  return e.status === 0 || e.status === 502 || e.status === 504;
+}
+
+function reconnect() {
+  const delay = Math.min(1000 * 2 ** retries, 10000);
+  retries += 1;
+  document.body.dataset.connection = "lost";
+  const banner = $("stale-banner");
+  banner.hidden = false;
+  banner.textContent = state.doc
+    ? `The server does not answer: showing the last results; reconnecting (try ${retries})…`
+    : `The server does not answer; reconnecting (try ${retries})…`;
+  document.body.classList.toggle("stale", Boolean(state.doc));
+  setStatus("reconnecting…");
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(runNow, delay);
+}
+
+function reconnected() {
+  if (document.body.dataset.connection !== "lost") return;
+  retries = 0;
+  clearTimeout(retryTimer);
+  document.body.dataset.connection = "ok";
+  toast("The server answers again.");
+}
+
 export async function runNow() {
   clearTimeout(runTimer);
   const seq = ++runSeq;
@@ -63,6 +96,7 @@ export async function runNow() {
   try {
     const doc = await api.evaluate(state.source, inputs, state.current);
     if (seq !== runSeq) return;
+    reconnected();
     const ms = performance.now() - started;
     page.timings.push(ms);
     const errors = doc.diagnostics.filter((d) => d.severity === "error").length;
@@ -84,6 +118,10 @@ export async function runNow() {
     }
   } catch (e) {
     if (seq !== runSeq) return;
+    if (lostServer(e)) {
+      reconnect();
+      return;
+    }
     setStatus(e.message);
     showProblems([{ severity: "error", message: e.message }]);
     clearAll(e.message);

@@ -80,7 +80,10 @@ export function wire() {
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
     // an exercise's embed can be solved in place (editable, with Check): /embed?solve=1#x=ID
     const solve = state.exercise ? ` (read-only; ${exerciseLink(state.exercise.id, "/embed?solve=1")} lets students solve it in the frame)` : "";
-    toast(`${(await copyText(snippet)) ? "Embed code copied; the embed link" : "Embed link"}${solve}:`, link);
+    // a page opened as a local file (file://) has no origin a server can allow to frame it (frame-ancestors)
+    const local = " The frame shows on a page served over http or https; a page opened from a file (file://) " +
+      "cannot frame it (serve that page, e.g. `python -m http.server`).";
+    toast(`${(await copyText(snippet)) ? "Embed code copied; the embed link" : "Embed link"}${solve}:`, link, null, local);
   });
   $("heatmap-fit").addEventListener("click", () => setZoom(false));
   $("heatmap-zoom").addEventListener("click", () => setZoom(true));
