@@ -14,7 +14,8 @@ import { programView, renderInputs, select } from "./programview.js";
 import { initProvenance } from "./provenance.js";
 import { initReference, tooltipFor } from "./reference.js";
 import { runNow, scheduleRun } from "./run.js";
-import { linkFor, shareable, state } from "./state.js";
+import { linkFor, loadDraft, shareable, state } from "./state.js";
+import { initTour, offerTour } from "./tour.js";
 import { checkTrainingAvailable } from "./train.js";
 import { trainView } from "./trainview.js";
 import { registerViews, showView, viewIds } from "./views.js";
@@ -32,6 +33,7 @@ async function main() {
   }
   initExercises({ editor: () => page.editor, runNow, toast, embedMode: embedMode && !(solveMode && exerciseIdFromHash()),
     openExercise, leave: leaveToDraft });
+  const firstVisit = !embedMode && !location.hash && !loadDraft();   // no link, no draft: offer the tour
   const exerciseId = exerciseIdFromHash();
   let exerciseOpened = false;
   if (exerciseId) {
@@ -51,6 +53,7 @@ async function main() {
   document.body.dataset.editor = page.editor.kind;
   wire();
   initReference(loadExample);
+  initTour();
   initProvenance({ openSelector: (selId) => select(`#${selId}`, selId), toast,
     showLayer: (layer) => { if (page.presentLayer !== null && layer >= 1) { page.presentLayer = layer; stepLayer(0); } } });
   renderInputs();
@@ -62,6 +65,7 @@ async function main() {
     page.editor.showLine(firstCodeLine(state.source));   // a small frame opens on the code, the header comments scrolled past
   }
   if (!embedMode) checkTrainingAvailable().catch(() => null);   // the Train tab says so when this server cannot train
+  if (firstVisit) offerTour(toast);
   document.body.dataset.ready = "1";
   // hooks for tests and the curious: the state and the run timings
   window.rasplay = { state, timings: page.timings, runNow, select };
