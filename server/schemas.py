@@ -452,6 +452,28 @@ class LanguageKinds(BaseModel):
     elementwise: list[str] = Field(description="node kinds computed position by position (an MLP)")
 
 
+class ReferenceEntry(BaseModel):
+    name: str = Field(description="the name as a program writes it")
+    kind: Literal["built-in", "input", "library"] = Field(
+        description="built-in: a function of the interpreter (or `select`); input: a built-in s-op; library: "
+                    "defined in RASP in the standard library")
+    signature: str = Field(description="how it is called, e.g. `aggregate(sel, sop, default=0)`")
+    meaning: str = Field(description="what it gives, in one line")
+    example: str = Field(description="a small program that uses it (runs without error)")
+    input: str | list[Any] = Field(description="the input the example runs on: a string (one token per "
+                                               "character) or a list of tokens")
+
+
+class LanguageReference(BaseModel):
+    entries: list[ReferenceEntry] = Field(description="every built-in function, built-in s-op and library name, "
+                                                      "built-ins first")
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"entries": [{
+        "name": "selector_width", "kind": "built-in", "signature": "selector_width(sel)",
+        "meaning": "How many keys each query selects (one head).",
+        "example": "same = selector_width(select(tokens, tokens, ==));", "input": "hello"}]}]})
+
+
 class Language(BaseModel):
     keywords: list[str] = Field(description="the grammar's words (grammar.lark)")
     builtins: list[str] = Field(description="built-in functions")

@@ -123,10 +123,26 @@ class NamesMixin:
                 fn = self.function_stack[-1] if self.function_stack else None
                 self.local_names[value.id] = f"{name} (in {fn})" if fn else name
 
+    def used_before_definition(self, e: ast.Name) -> str | None:
+        """The message for a name the running program defines only in this statement or a later one."""
+        here = (e.span.line, e.span.col)
+        for span in getattr(self, "definition_spans", {}).get(e.id, []):
+            if span.source != e.span.source:
+                continue
+            if (span.line, span.col) <= here < (span.end_line, span.end_col):
+                return (f"'{e.id}' is used before it is defined: this statement defines it, so it has no value "
+                        f"yet (give '{e.id}' a value on an earlier line)")
+            if (span.line, span.col) > here:
+                return f"'{e.id}' is used before it is defined (on line {span.line}): define it above its first use"
+        return None
+
     def lookup(self, e: ast.Name, env: Env):
         try:
             value = env.lookup(e.id)
         except KeyError:
+            early = self.used_before_definition(e)
+            if early:
+                raise RaspError(early, e.span, "name") from None
             hint = closest(e.id, env.names())
             raise RaspError(f"'{e.id}' is not defined" + (f"; did you mean '{hint}'?" if hint else ""),
                             e.span, "name") from None

@@ -14,6 +14,20 @@ class StatementsMixin:
     """The Interpreter's statements (see interpreter.py)."""
 
     def run(self, program: ast.Program, env: Env, top_level: bool, definitions: list | None = None):
+        """Run the statements; while a top-level program runs, `definition_spans` maps each name it defines to
+        the statements that define it (so that a use before them says so: scope.py's lookup)."""
+        outer = getattr(self, "definition_spans", {})
+        if top_level:
+            self.definition_spans = {}
+            for stmt in program.statements:
+                for name in defined_names(stmt):
+                    self.definition_spans.setdefault(name, []).append(stmt.span)
+        try:
+            self._run_statements(program, env, top_level, definitions)
+        finally:
+            self.definition_spans = outer
+
+    def _run_statements(self, program: ast.Program, env: Env, top_level: bool, definitions: list | None):
         # `exit` / `quit` end the program there, as they end the REPL's reading
         stop = next((stmt for stmt in program.statements if isinstance(stmt, ast.ReplNoop)
                      and stmt.text.split("(")[0] in ("exit", "quit")), None)

@@ -6,7 +6,7 @@
 import * as api from "./api.js";
 import { graphIndex, isSelector, traced } from "./docmodel.js";
 import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
-import { loadPlotly, plotlyConfig } from "./plotly.js";
+import { CHART, loadPlotly, plotlyConfig, TICKS } from "./plotly.js";
 import { followEdits, longestInput, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
@@ -200,10 +200,11 @@ export async function renderStudy(plot, note, beta) {
   await Plotly.react(plot, traces, {
     height: 280, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.3 },
     xaxis: { type: "log", title: { text: "β (inverse temperature)" }, dtick: 1, exponentformat: "power" },
-    yaxis: { title: { text: "agreement" }, range: [0, 1.02], tickformat: ".0%", dtick: 0.25 },
-    yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero", nticks: 4 },
+    yaxis: { title: { text: "agreement" }, range: [0, 1.02], ...TICKS.percent },
+    yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero",
+      ...TICKS.number },
     shapes,
-  }, plotlyConfig());
+  }, plotlyConfig(CHART));
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   const byN = (study.min_beta_by_n || []).map((x) => `n=${x.n}: ${x.min_beta === null ? "—" : x.min_beta.toFixed(2)}`).join(", ");
   const kinds = study.heads.map((h) => `L${h.layer} h${h.head} ${h.selector}: ${h.kind}`).join("; ");

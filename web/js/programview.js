@@ -3,15 +3,12 @@
 
 import { renderDiagram } from "./diagram.js";
 import { defaultSelection, graphIndex, isAttention, isSelector, resolve, selectorOf } from "./docmodel.js";
-import { refreshCompiled } from "./compileview.js";
-import { compiled, renderCompileForm } from "./compile.js";
 import { decorateValues } from "./exercises.js";
 import { heatmapView, showSelector } from "./heatmap.js";
 import { renderHeadGrid } from "./headgrid.js";
 import { $, embedMode, page } from "./page.js";
 import { applyProvenance } from "./provenance.js";
 import { lockAddress, parseInputText, saveHashSoon, state } from "./state.js";
-import { renderTrainForm } from "./train.js";
 import { el, renderValues } from "./values.js";
 
 export function showProblems(diagnostics) {
@@ -110,9 +107,6 @@ export function renderAll() {
   renderHeatmap();
   renderHeadGrid(doc, { openSelector: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId });
   applyProvenance();
-  renderTrainForm($("train-form-box"), state);      // the forms follow the program and its inputs (forms.js)
-  renderCompileForm($("compile-form-box"), state);
-  if (compiled.id && !page.compileRequested) refreshCompiled();   // the compiled heads on the input shown now
   // the diagram's layout (elkjs) arrives after the render: label it for assistive technology then
   return Promise.resolve(laidOut).then(() => labelDiagram($("diagram")));
 }
@@ -193,3 +187,27 @@ export function renderInputs() {
     if (field) { field.focus(); field.setSelectionRange(field.value.length, field.value.length); }
   }
 }
+
+// Nothing valid to show for these inputs (an input over a limit, a server error): clear the views.
+function clearProgram(message) {
+  $("values").replaceChildren(el("p", { class: "empty error" }, message));
+  $("diagram").replaceChildren();
+  $("diagram-totals").textContent = "";
+  $("selector-chips").replaceChildren();
+  $("heatmap-plot").hidden = true;
+  $("heatmap-below").replaceChildren();
+  $("heatmap-note").textContent = message;
+  $("heatmap-title").textContent = "Selector";
+}
+
+// The Program view in the view registry (views.js): its part of a link is the selection (the heatmap's).
+export const programView = {
+  id: "program",
+  label: "Program",
+  render: renderAll,
+  clear: clearProgram,
+  share: {
+    save(out) { if (state.selection) out.selection = state.selection; },
+    load(obj) { state.selection = typeof obj.selection === "string" ? obj.selection : null; },
+  },
+};

@@ -4,7 +4,7 @@
 
 import * as api from "./api.js";
 import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
-import { loadPlotly, plotlyConfig } from "./plotly.js";
+import { CHART, loadPlotly, plotlyConfig, TICKS } from "./plotly.js";
 import { followEdits, markEdited, vocabOf, vocabValue } from "./forms.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
@@ -191,11 +191,11 @@ export async function renderCurves(plot, statusBox) {
   await Plotly.react(plot, traces, {
     height: 300, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.25, font: { size: 11 } },
     // few ticks, accuracy in percent: readable axes
-    xaxis: { title: { text: "step" }, nticks: 6 }, yaxis: { title: { text: "held-out accuracy" }, range: [0, 1.02],
-      tickformat: ".0%", dtick: 0.25 },
+    xaxis: { title: { text: "step" }, nticks: 6, tickformat: "d" }, yaxis: { title: { text: "held-out accuracy" },
+      range: [0, 1.02], ...TICKS.percent },
     yaxis2: { title: { text: "loss" }, overlaying: "y", side: "right", type: "log", dtick: 1, exponentformat: "power",
       showgrid: false, nticks: 4 },
-  }, plotlyConfig({ responsive: true }));
+  }, plotlyConfig({ responsive: true, ...CHART }));
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   statusBox.replaceChildren(...runs.map((run, i) => {
     const swatch = el("span", { class: "swatch" });
