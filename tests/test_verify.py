@@ -154,3 +154,14 @@ def test_a_disagreement_with_the_evaluator_is_an_internal_error(monkeypatch):
     assert v["outcome"] == "sampled" and v["internal_error"].startswith("the proof's model of the reference "
                                                                          "disagrees with the evaluator")
     assert r["status"] == "pass" and r["message"].startswith("right on all 14 sampled inputs")
+
+
+def test_at_least_six_shipped_exercises_have_proven_verdicts():
+    catalog, _ = load_catalog()
+    proved = {}
+    for ex in catalog.ordered():
+        v = check(ex, ex.reference)["verdict"]
+        if v["outcome"] == "proved":
+            proved[ex.id] = v["fragment"]
+    assert {"dyck1", "induction", "previous", "majority_so_far", "seen_ab", "doubled"} <= set(proved), proved
+    assert proved["dyck1"] == "causal C-RASP" and proved["induction"] == "causal B-RASP"

@@ -126,8 +126,9 @@ def _decide(product: Product, exercise: Exercise, scope: str, fragment: str, dea
     search again up to the bound with what is left: (the search's result, the proof's text or None)."""
     searcher = Searcher(product, limits.max_states)
     bound = exercise.max_length if scope == "exercise_lengths" else limits.bound
+    first = bound if fragment == "b-rasp" or scope == "exercise_lengths" else min(bound, max(exercise.max_length, 8))
     share = (deadline - time.monotonic()) * (0.35 if fragment == "c-rasp" else 1.0)
-    found = searcher.run(bound, time.monotonic() + share)
+    found = searcher.run(first, time.monotonic() + share)
     if found.outcome != "bounded" or scope == "exercise_lengths" or found.length < 1:
         return found, None
     try:
