@@ -222,7 +222,7 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
     elif not wrong:
         from ..verify.verdict import proven_verdict
         result["verdict"] = proven_verdict(exercise, source, inputs, expected, mine["values"],
-                                           deadline - 0.15 * check_limits.seconds, limits)
+                                           deadline - 0.25 * check_limits.seconds, limits)
         if result["verdict"]["outcome"] == "different":
             return _proof_counterexample(exercise, source, result, limits, deadline, done)
     else:
