@@ -45,7 +45,8 @@ def _sites(reference: str) -> list[tuple[int, int, list[str]]]:
         out.append((m.start(), m.end(), [t for t in THRESHOLDS if t != m.group(0)]))
     for m in re.finditer(r'"[^"\n]*"', code):
         strings = sorted(set(re.findall(r'"[^"\n]*"', code)) - {m.group(0)})
-        out.append((m.start(), m.end(), strings[:3]))
+        if strings:
+            out.append((m.start(), m.end(), strings[:3]))
     for m in re.finditer(r"(?<=\s)[-+](?=\s)", code):
         out.append((m.start(), m.end(), ["+" if m.group(0) == "-" else "-"]))
     for m in re.finditer(r"\bindices\b(?!\s*[-+])", code):
