@@ -30,12 +30,12 @@ from rasplay.engine.verify.verdict import ProofLimits, prove
 
 PROVEN = ["previous", "doubled", "majority_so_far", "seen_ab", "dyck1", "induction"]
 CMP = ["==", "!=", "<", ">", "<=", ">="]
-THRESHOLDS = ["0", "1", "-1", "2", "0.5", "0.25", "0.125", "0.0625", "0.03125", "0.015625"]
+THRESHOLDS = ["0", "1", "-1", "2", "3", "-2", "0.5", "0.25", "0.125", "0.0625", "0.03125", "0.015625"]
 EXHAUSTIVE_INPUTS = 20_000        # inputs of the exhaustive check (every input up to the longest length that fits)
 THRESHOLD_PROGRAMS = {"0.03125": 32, "0.015625": 64}
 
 
-def _sites(reference: str) -> list[tuple[int, int, list[str]]]:
+def _sites(reference: str, alphabet: tuple = ()) -> list[tuple[int, int, list[str]]]:
     """(start, end, replacements) of every place a mutation may change."""
     code = re.sub(r"#[^\n]*", lambda m: " " * len(m.group(0)), reference)
     out = []
@@ -44,7 +44,8 @@ def _sites(reference: str) -> list[tuple[int, int, list[str]]]:
     for m in re.finditer(r"(?<![\w.])-?\d+(?:\.\d+)?(?![\w.])", code):
         out.append((m.start(), m.end(), [t for t in THRESHOLDS if t != m.group(0)]))
     for m in re.finditer(r'"[^"\n]*"', code):
-        strings = sorted(set(re.findall(r'"[^"\n]*"', code)) - {m.group(0)})
+        strings = sorted((set(re.findall(r'"[^"\n]*"', code)) | {f'"{t}"' for t in alphabet if isinstance(t, str)})
+                         - {m.group(0)})
         if strings:
             out.append((m.start(), m.end(), strings[:3]))
     for m in re.finditer(r"(?<=\s)[-+](?=\s)", code):
@@ -60,20 +61,19 @@ def _apply(reference: str, changes: list[tuple[int, int, str]]) -> str:
     return reference
 
 
-def mutants(reference: str, count: int, seed: int = 0) -> list[str]:
-    """`count` distinct mutants: every single mutation first, then random pairs (seeded)."""
-    sites = _sites(reference)
+def mutants(reference: str, count: int, alphabet: tuple = (), seed: int = 0) -> list[str]:
+    """`count` distinct mutants: every single mutation first, then random pairs, triples and quadruples (seeded)."""
+    sites = sorted(_sites(reference, alphabet))
     singles = [[(s, e, r)] for s, e, rs in sites for r in rs]
     out = dict.fromkeys(_apply(reference, c) for c in singles)
     rng = random.Random(seed)
     tries = 0
-    while len(out) < count + 1 and tries < 100 * count and len(sites) > 1:
+    while len(out) < count + 1 and tries < 200 * count and len(sites) > 1:
         tries += 1
-        i, j = sorted(rng.sample(range(len(sites)), 2))
-        if sites[i][1] > sites[j][0]:
+        picked = sorted(rng.sample(range(len(sites)), min(rng.choice((2, 3, 4)), len(sites))))
+        if any(sites[a][1] > sites[b][0] for a, b in zip(picked, picked[1:])):
             continue
-        out[_apply(reference, [(sites[i][0], sites[i][1], rng.choice(sites[i][2])),
-                               (sites[j][0], sites[j][1], rng.choice(sites[j][2]))])] = None
+        out[_apply(reference, [(sites[i][0], sites[i][1], rng.choice(sites[i][2])) for i in picked])] = None
     out.pop(reference, None)
     return list(out)[:count]
 
@@ -168,7 +168,7 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     catalog, _ = load_catalog()
     work = [(eid, src, args.seconds, args.bound) for eid in args.exercises.split(",")
-            for src in mutants(catalog.get(eid).reference, args.mutants)]
+            for src in mutants(catalog.get(eid).reference, args.mutants, catalog.get(eid).alphabet)]
     rows: dict[str, list] = {}
     with ProcessPoolExecutor(args.jobs) as pool:
         for eid, row in pool.map(_job, work, chunksize=4):
