@@ -323,6 +323,9 @@ class ExercisePublic(ExerciseSummary):
     inputs: int = Field(description="how many inputs a check evaluates")
     example: Union[str, list[Token], None] = Field(None, description="the input shown first")
     forbid: list[str] = Field(description="names the program must not use")
+    proof: Literal["auto", "every_length", "lengths", "off"] = Field(
+        "auto", description="proven verdicts: auto (where both programs are in causal B-RASP or C-RASP), "
+                            "every_length (asked for), lengths (only the exercise's lengths matter), off")
 
 
 class CheckRequest(BaseModel):

@@ -165,3 +165,21 @@ def test_at_least_six_shipped_exercises_have_proven_verdicts():
             proved[ex.id] = v["fragment"]
     assert {"dyck1", "induction", "previous", "majority_so_far", "seen_ab", "doubled"} <= set(proved), proved
     assert proved["dyck1"] == "causal C-RASP" and proved["induction"] == "causal B-RASP"
+
+
+def test_the_proof_key_of_an_exercise_file(tmp_path):
+    from rasplay.engine.exercises import ExerciseError, load_directory
+    assert exercise().proof == "auto" and exercise("# proof: lengths\n").public()["proof"] == "lengths"
+    try:
+        exercise("# proof: always\n")
+        raise AssertionError("accepted")
+    except ExerciseError as e:
+        assert "proof must be one of auto, every_length, lengths, off, not 'always'" in str(e) and e.line == 7
+    # a teacher's file that asks for proofs is refused unless its reference has them
+    (tmp_path / "seen.exercise").write_text(SEEN.format(extra="# proof: every_length\n"))
+    outside = SEEN.format(extra="# proof: every_length\n").replace(
+        'seen = "y"', 'n = length;\nseen = "y" if n > 0 and').replace(' > 0 else "n"', ' > 0 else "n"')
+    (tmp_path / "far.exercise").write_text(outside)
+    found, problems = load_directory(tmp_path)
+    assert [e.id for e in found] == ["seen"]
+    assert len(problems) == 1 and "asks for proofs (proof: every_length), but the reference has none" in str(problems[0])
