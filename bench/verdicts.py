@@ -170,13 +170,14 @@ def main(argv=None) -> int:
     work = [(eid, src, args.seconds, args.bound) for eid in args.exercises.split(",")
             for src in mutants(catalog.get(eid).reference, args.mutants, catalog.get(eid).alphabet)]
     rows: dict[str, list] = {}
-    with ProcessPoolExecutor(args.jobs) as pool:
-        for eid, row in pool.map(_job, work, chunksize=4):
-            rows.setdefault(eid, []).append(row)
     print(f"{'exercise':16} {'muts':>4} {'inside':>6} {'proved':>6} {'different':>9} {'not proved':>10} "
-          f"{'decided':>9} {'median':>10} {'slowest':>9} {'wrong':>5}")
-    for eid in args.exercises.split(","):
-        report(eid, rows.get(eid, []), args.seconds)
+          f"{'decided':>9} {'median':>10} {'slowest':>9} {'wrong':>5}", flush=True)
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for eid, row in pool.map(_job, work, chunksize=2):    # in order: an exercise's line once it is done
+            rows.setdefault(eid, []).append(row)
+            if len(rows[eid]) == sum(w[0] == eid for w in work):
+                report(eid, rows[eid], args.seconds)
+                sys.stdout.flush()
     if args.threshold_seconds > 0:
         threshold_programs(args.threshold_seconds)
     return 0 if all(r["ok"] for rs in rows.values() for r in rs) else 1
