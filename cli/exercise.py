@@ -50,8 +50,7 @@ def print_check(path: str, r: dict) -> None:
     c = r["counterexample"]
     if c is not None:
         show = lambda v: " ".join("T" if x is True else "F" if x is False else str(x) for x in v) if v else "-"
-        print(f"  input:    {c['input'] if isinstance(c['input'], str) else json.dumps(c['input'])}"
-              f"   (length {len(c['input'])})")
+        print(f"  input:    {c['input'] if isinstance(c['input'], str) else json.dumps(c['input'])}")
         print(f"  expected: {show(c['expected'])}   ({r['target']})")
         print(f"  got:      {c['error'] or show(c['got'])}")
         s = c["sop"]
