@@ -216,17 +216,10 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
 
     wrong = [i for i, (e, g) in enumerate(zip(expected, mine["values"])) if not same_values(e, g)]
     result["inputs_right"] = len(inputs) - len(wrong)
-    if not wrong and not prove:
-        from ..verify.verdict import sampled
-        result["verdict"] = sampled("no proof was asked for")
-    elif not wrong:
-        from ..verify.verdict import proven_verdict
-        result["verdict"] = proven_verdict(exercise, source, inputs, expected, mine["values"],
-                                           deadline - 0.25 * check_limits.seconds, limits)
-        if result["verdict"]["outcome"] == "different":
-            return _proof_counterexample(exercise, source, result, limits, deadline, done)
-    else:
-        result["verdict"] = _sampled_wrong(exercise)
+    result["verdict"] = _verdict(exercise, source, (inputs, expected, mine["values"]), bool(wrong), prove,
+                                 deadline - 0.25 * check_limits.seconds, limits)
+    if result["verdict"]["outcome"] == "different" and not wrong:
+        return _proof_counterexample(exercise, source, result, limits, deadline, done)
     if wrong:
         i = min(wrong, key=lambda j: (len(inputs[j]), j))
         inp = inputs[i]
@@ -248,9 +241,15 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
                         f"layer{'s' * (layers != 1)}, {heads} head{'s' * (heads != 1)})")
 
 
-def _sampled_wrong(exercise: Exercise) -> dict:
-    from ..verify.verdict import sampled
-    return {**sampled("a sampled input already tells the programs apart"), "outcome": "different"}
+def _verdict(exercise: Exercise, source: str, sample: tuple, wrong: bool, prove: bool, deadline: float,
+             limits: Limits) -> dict:
+    """The proven verdict (engine/verify) once the sampled check passed; else why there is none."""
+    from ..verify.verdict import proven_verdict, sampled
+    if wrong:
+        return {**sampled("a sampled input already tells the programs apart"), "outcome": "different"}
+    if not prove:
+        return sampled("no proof was asked for")
+    return proven_verdict(exercise, source, *sample, deadline, limits)
 
 
 def _right(verdict: dict, n_inputs: int) -> str:
