@@ -77,7 +77,9 @@ class Program:
         self.tag, self.interp, self.target, self.d, self.alphabet = tag, interp, target, dialect, alphabet
         self.nodes = self._needed()
         self.token_only = self._token_only()
-        self._pred_cache: dict = {}
+        self._pred_cache: dict = {}       # (finite selector part, key values, query values) -> bool
+        self._fin_cache: dict = {}        # (node id, typed operands) -> value
+        self._tok_cache: dict = {}        # (node id, token) -> a token-only node's value
         self.kinds = {n.id: self._summary_kind(n) for n in self.nodes}
         # how each node is computed at a position: "attend", "fin" or "linear"
         self.plan = [(n, self._how(n)) for n in self.nodes]
@@ -152,7 +154,7 @@ class Program:
     def pred(self, fin, kv: tuple, qv: tuple, atoms: list) -> bool:
         if fin is None:
             return True
-        key = (id(fin), kv, qv)
+        key = (id(fin), tuple((type(v), v) for v in kv), tuple((type(v), v) for v in qv))   # 1, 1.0, True apart
         hit = self._pred_cache.get(key)
         if hit is None:
             hit = self._pred_cache[key] = bool(self._pred(fin, dict(zip((a.id for a in atoms), zip(kv, qv)))))
@@ -173,8 +175,8 @@ class Program:
 
     def value_at_token(self, node, token):
         """A token-only node's value for `token` (memoised)."""
-        cache = self._pred_cache
-        key = ("tok", node.id, token)
+        cache = self._tok_cache
+        key = (node.id, token)
         if key not in cache:
             vals = {}
             for n in self.nodes:
@@ -193,9 +195,9 @@ class Program:
         args = [vals[c.id] for c in n.inputs]
         key = (n.id,) + tuple((type(x), x) for x in args)
         try:
-            return self._pred_cache[key]
+            return self._fin_cache[key]
         except KeyError:
-            out = self._pred_cache[key] = apply_fin(n.op, n.operands(args))
+            out = self._fin_cache[key] = apply_fin(n.op, n.operands(args))
             return out
         except TypeError:    # an unhashable value
             return apply_fin(n.op, n.operands(args))
