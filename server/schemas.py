@@ -325,6 +325,9 @@ class ExercisePublic(ExerciseSummary):
     inputs: int = Field(description="how many inputs a check evaluates")
     example: Union[str, list[Token], None] = Field(None, description="the input shown first")
     forbid: list[str] = Field(description="names the program must not use")
+    proof: Literal["auto", "every_length", "lengths", "off"] = Field(
+        "auto", description="proven verdicts: auto (where both programs are in causal B-RASP or C-RASP), "
+                            "every_length (asked for), lengths (only the exercise's lengths matter), off")
 
 
 class CheckRequest(BaseModel):
@@ -366,6 +369,27 @@ class Counterexample(BaseModel):
     sop: WrongSop
 
 
+class Verdict(BaseModel):
+    """How the check decided (docs/exercises.md, "Proven verdicts")."""
+    method: Literal["proof", "sampled"] = Field(description="proof: both programs are in causal B-RASP or causal "
+                                                            "C-RASP and were compared on every input")
+    outcome: Literal["proved", "different", "not_proved", "sampled"] = Field(
+        description="proved: equal at every length (or on every input of the exercise's lengths, scope "
+                    "exercise_lengths); different: a counterexample, replayed through the evaluator; not_proved: "
+                    "identical on every input up to `length`, with no proof; sampled: no proof was tried "
+                    "(`reason`)")
+    fragment: Optional[str] = Field(None, description="the fragment the proof works in")
+    scope: Optional[Literal["every_length", "exercise_lengths"]] = None
+    length: Optional[int] = Field(None, description="different: the counterexample's length; not_proved: every "
+                                                    "input up to this length is identical")
+    input: Union[str, list[Token], None] = Field(None, description="different: the counterexample")
+    how: Optional[str] = Field(None, description="the method in words (search, k-induction)")
+    reason: Optional[str] = Field(None, description="why no proof (sampled), or why not proved")
+    internal_error: Optional[str] = Field(None, description="a disagreement between the proof and the evaluator: "
+                                                            "a bug, reported, never a verdict")
+    elapsed_ms: float = 0.0
+
+
 class CheckResult(BaseModel):
     exercise: str
     target: str
@@ -377,6 +401,8 @@ class CheckResult(BaseModel):
     counterexample: Optional[Counterexample] = Field(None, description="the shortest input the program gets wrong")
     budget: Optional[BudgetUse] = None
     diagnostics: list[Diagnostic]
+    verdict: Optional[Verdict] = Field(None, description="how the check decided: a proof or samples (none when "
+                                                         "the program has errors)")
     elapsed_ms: float
 
 

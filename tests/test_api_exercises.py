@@ -151,7 +151,7 @@ def test_serve_refuses_a_folder_with_bad_exercises(tmp_path):
                          capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert out.returncode == 2
     assert f"{course / 'typo.exercise'}:7: unknown key 'max_layer'" in out.stderr
-    assert (f"{course / 'over.exercise'}: the reference fails its own check: right on all 30 inputs, but over "
+    assert (f"{course / 'over.exercise'}: the reference fails its own check: right on all 30 sampled inputs, but over "
             "budget: 2 layers (budget 1)") in out.stderr   # x and y, lengths 1 to 4: 30 inputs in all
     assert "2 exercise file(s) refused" in out.stderr
     assert "Traceback" not in out.stderr

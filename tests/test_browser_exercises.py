@@ -148,3 +148,30 @@ def test_leaving_an_exercise_and_following_exercise_links(guarded, live_server):
     page.click("#exercise-leave")
     page.wait_for_function("() => document.getElementById('exercise-panel').hidden", polling=100, timeout=10000)
     page.wait_for_function("() => location.hash.startsWith('#v1=')", polling=100, timeout=10000)   # an ordinary shareable state again
+
+
+LEADER_PAST_LENGTHS = ("prefix = select(indices, indices, <=);\na_share = aggregate(prefix, indicator(tokens == \"a\"));\n"
+                       "b_share = aggregate(prefix, indicator(tokens == \"b\"));\n"
+                       "leader = \"a\" if a_share > b_share + 0.0625 else (\"b\" if b_share > a_share else \"=\");\n")
+
+
+def test_proven_verdicts_on_the_page(guarded, live_server):
+    """A proof in one sentence; a counterexample past the exercise's lengths (1-12) lands in the values table."""
+    page = guarded.page()
+    open_app(page, live_server.url, "/#x=previous")
+    set_program(page, 'prev = shift(tokens, 1, "_");\n')
+    assert check_with_button(page) == "pass"
+    assert page.get_attribute("#exercise-result .proof", "data-outcome") == "proved"
+    assert page.inner_text("#exercise-result .proof") == ("Proved: your program equals the reference on every input "
+                                                          "of every length (causal B-RASP).")
+    open_app(page, live_server.url, "/#x=majority_so_far")
+    page.wait_for_function("() => document.getElementById('exercise-title').textContent === 'Running majority'")
+    set_program(page, LEADER_PAST_LENGTHS)
+    assert check_with_button(page) == "wrong"
+    assert page.inner_text("#exercise-result .proof") == ("Proved different: your program and the reference differ "
+                                                          "on the input of length 17 shown below.")
+    shown = page.locator("table.counterexample td").all_inner_texts()[0]
+    assert len(shown) == 17
+    page.wait_for_function("() => document.querySelector('.values-table tr.expected-row')", polling=100, timeout=10000)
+    assert page.locator(".values-table thead th").all_inner_texts()[1:-1] == list(shown)
+    assert page.locator(".values-table tr[data-name='leader'] td.mismatch").all_inner_texts() == ["="]

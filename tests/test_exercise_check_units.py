@@ -80,14 +80,16 @@ def test_the_messages_of_each_status():
     e = exercise(REVERSE, name="reverse")
     r = check(e, RIGHT)
     assert r["status"] == "pass" and r["passed"] is True and r["inputs_right"] == r["inputs_checked"] == 30
-    assert r["message"] == "right on all 30 inputs, within budget (2 layers, 2 heads)"
+    assert r["message"] == "right on all 30 sampled inputs, within budget (2 layers, 2 heads)"
     one = check(exercise(), "copied = aggregate(select(indices, indices, ==), tokens);")
-    assert one["message"] == "right on all 14 inputs, within budget (1 layer, 1 head)"
-    assert check(exercise(), "copied = tokens;")["message"] == "right on all 14 inputs, within budget (0 layers, 0 heads)"
+    assert one["message"] == "right on all 14 sampled inputs, within budget (1 layer, 1 head)"
+    assert check(exercise(), "copied = tokens;")["message"] == (
+        "proved right at every length (causal B-RASP; the two programs' reachable states all explored (1, by inputs "
+        "up to length 1)), within budget (0 layers, 0 heads)")
     tight = exercise(REVERSE, "# max_layers: 1\n# max_heads: 1\n", "reverse")
     r = check(tight, RIGHT)
     assert r["status"] == "over_budget" and r["passed"] is False
-    assert r["message"] == "right on all 30 inputs, but over budget: 2 layers (budget 1), 2 heads (budget 1)"
+    assert r["message"] == "right on all 30 sampled inputs, but over budget: 2 layers (budget 1), 2 heads (budget 1)"
     r = check(exercise(), "copied = 1;")
     assert r["status"] == "error" and "not an s-op, e.g. a constant" in r["message"]
     r = check(exercise(), "copied = select(indices, indices, ==);")

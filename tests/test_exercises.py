@@ -262,7 +262,7 @@ def test_cli_check_pass_and_fail(tmp_path, capsys):
     right.write_text(REVERSE_RIGHT)
     wrong.write_text(REVERSE_OFF_BY_ONE)
     assert main(["check", str(right), "--exercise", "reverse"]) == 0
-    assert capsys.readouterr().out.startswith("PASS  reverse: right on all 300 inputs")
+    assert capsys.readouterr().out.startswith("PASS  reverse: right on all 300 sampled inputs")
     assert main(["check", str(wrong), "--exercise", "reverse"]) == 1
     out = capsys.readouterr().out
     assert "WRONG  reverse" in out and "  input:    a\n" in out and "first wrong s-op: opp_index (layer 1)" in out

@@ -61,7 +61,9 @@ KNOWN_KEYS = {
     "max_heads_per_layer": "budget: heads in any one layer",
     "max_heads": "budget: heads in all",
     "forbid": "comma-separated names the program must not use (e.g. length)",
+    "proof": "auto (default), every_length, lengths or off: proven verdicts (docs/exercises.md)",
 }
+PROOF_MODES = ("auto", "every_length", "lengths", "off")
 
 
 class ExerciseError(Exception):
@@ -103,6 +105,7 @@ class Exercise:
     forbid: tuple[str, ...] = ()
     order: int = 100
     tags: tuple[str, ...] = ()
+    proof: str = "auto"       # auto | every_length (asked for: the reference must be provable) | lengths | off
     path: str = ""
     digest: str = ""          # of the file's text: keys caches of reference values
     text: str = field(default="", repr=False)   # the whole file (server workers parse it again)
@@ -115,6 +118,7 @@ class Exercise:
             "alphabet": list(self.alphabet), "lengths": [self.min_length, self.max_length],
             "cases": [list(c) if isinstance(c, tuple) else c for c in self.cases], "inputs": self.n_inputs,
             "example": self.example, "budget": self.budget.to_json(), "forbid": list(self.forbid),
+            "proof": self.proof,
         }
 
     def summary(self) -> dict:
@@ -274,6 +278,11 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
     if example is None:
         example = list(cases[0]) if cases and input_format == "json" else (cases[0] if cases else
                                                                           _first_example(alphabet, max_len))
+    proof, line = header.get("proof", ("auto", 0))
+    if proof not in PROOF_MODES:
+        raise ExerciseError(path, f"proof must be one of {', '.join(PROOF_MODES)}, not {proof!r}", line)
+    if proof in ("every_length", "lengths") and not alphabet:
+        raise ExerciseError(path, f"proof: {proof} needs '# alphabet:' (a proof reads every input)", line)
     starter = sections.get("starter", (f"# define {target} here\n{target} = tokens;\n", 0))[0]
     return Exercise(
         id=exercise_id, title=header["title"][0], task=header["task"][0], target=target, starter=starter,
@@ -282,7 +291,7 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
         budget=budget, forbid=tuple(n.strip() for n in header.get("forbid", ("", 0))[0].split(",") if n.strip()),
         order=_int(path, header, "order", 0, 10_000, 100),
         tags=tuple(t.strip() for t in header.get("tags", ("", 0))[0].split(",") if t.strip()),
-        path=path, digest=hashlib.sha256(text.encode()).hexdigest(), text=text,
+        proof=proof, path=path, digest=hashlib.sha256(text.encode()).hexdigest(), text=text,
     )
 
 

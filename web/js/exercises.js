@@ -272,6 +272,7 @@ function renderResult(r) {
   const words = { pass: "Solved", wrong: "Not yet", over_budget: "Almost", error: "Cannot check" };
   const parts = [el("p", { class: `verdict ${r.status}`, "data-status": r.status },
     el("strong", {}, `${words[r.status]}: `), r.message)];
+  if (r.verdict) parts.push(el("p", { class: "proof", "data-outcome": r.verdict.outcome }, proofSentence(r.verdict)));
   const c = r.counterexample;
   if (c) {
     const table = el("table", { class: "counterexample", "aria-label": "Counterexample" },
@@ -288,6 +289,24 @@ function renderResult(r) {
     }
   }
   box.replaceChildren(...parts);
+}
+
+// How the check decided, in one sentence (docs/exercises.md, "Proven verdicts").
+function proofSentence(v) {
+  if (v.internal_error) return `Internal error, please report it: ${v.internal_error}. The sampled verdict stands.`;
+  if (v.outcome === "proved") {
+    return v.scope === "every_length"
+      ? `Proved: your program equals the reference on every input of every length (${v.fragment}).`
+      : `Proved: your program equals the reference on every input up to length ${v.length} (${v.fragment}).`;
+  }
+  if (v.outcome === "different" && v.method === "proof") {
+    return `Proved different: your program and the reference differ on the input of length ${v.length} shown below.`;
+  }
+  if (v.outcome === "different") return "Found by sampling: the input below tells your program from the reference.";
+  if (v.outcome === "not_proved") {
+    return `Not proved: identical to the reference on every input up to length ${v.length}, but no proof was found (${v.reason}).`;
+  }
+  return `Sampled, not proved: ${v.reason}.`;
 }
 
 // The values table, on the counterexample: an "expected" row under the wrong s-ops, wrong cells marked.
