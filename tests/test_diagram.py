@@ -82,7 +82,7 @@ def test_a_head_shows_its_full_expression_on_focus(guarded, live_server):
     open_app(page, live_server.url)
     load_example(page, "dyck2")
     heads = page.evaluate("window.rasplay.state.doc.analysis.heads.flat()")
-    unnamed = next(h for h in heads if h["display"].startswith("L2 head"))
+    unnamed = next(h for h in heads if h["display"].startswith("selector of "))
     box = f"#diagram .head-box[data-selector='{unnamed['selector']}']"
     assert page.text_content(f"{box} text").strip() == unnamed["display"]   # (a line ends in a space for screen readers)
     page.focus(box)
