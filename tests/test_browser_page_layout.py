@@ -9,12 +9,14 @@ import re
 
 import pytest
 
+from rasplay.engine import analyze
 from rasplay.engine.examples import load_examples
-from test_browser import ARTIFACTS, open_app, runs, wait_for_run
+from test_browser import ARTIFACTS, Guarded, open_app, runs, wait_for_run
 
 pytestmark = pytest.mark.browser
 
 EXAMPLES = [e.id for e in load_examples()]
+LAYERS = {e.id: analyze(e.source)["layers"] for e in load_examples()}
 
 
 def load_example(page, example_id: str):
@@ -61,3 +63,110 @@ def test_the_diagram_names_what_the_student_wrote_on_every_example(guarded, live
     assert boxes["h:2:1"][0] == "selector of opens_at_my_depth"
     assert "reads tokens" in boxes["h:3:0"] and "reads tokens" in boxes["mlp:3"]
     page.locator(".diagram-panel").screenshot(path=ARTIFACTS / "diagram-words-dyck2.png")
+
+
+# ------------------------------------------------------------------ 1. presenter mode on a projector
+
+SIZES = ((1366, 768), (1920, 1080))
+SMALL = [e for e in EXAMPLES if LAYERS[e] <= 4]
+
+# The stepped layer's cards, each inside the visible part of its panel and of the window, their smallest text,
+# and the heatmap inside the window beside them.
+PRESENTED = """() => {
+  const row = document.getElementById('present-row'), panel = row.closest('.panel').getBoundingClientRect();
+  const inside = (r, box) => r.width > 0 && r.top >= box.top - 1 && r.bottom <= box.bottom + 1 && r.left >= box.left - 1
+    && r.right <= box.right + 1;
+  const view = {top: 0, left: 0, bottom: innerHeight, right: innerWidth};
+  const cards = [...row.querySelectorAll('.present-card')];
+  const texts = cards.flatMap(c => [...c.querySelectorAll('.card-line')]);
+  const heat = document.querySelector('#heatmap-plot .heatmap-svg');
+  return {layer: Number(row.dataset.layer), cards: cards.map(c => c.dataset.unit),
+    outside: cards.filter(c => !inside(c.getBoundingClientRect(), panel) || !inside(c.getBoundingClientRect(), view))
+      .map(c => c.dataset.unit),
+    smallest: Math.min(...texts.map(t => parseFloat(getComputedStyle(t).fontSize))),
+    heatmap: Boolean(heat) && inside(heat.getBoundingClientRect(), view),
+    pageScrolls: document.scrollingElement.scrollHeight > innerHeight + 1}; }"""
+
+# The whole diagram: every box inside the visible part of the diagram's pane.
+WHOLE = """() => { const pane = document.getElementById('diagram').getBoundingClientRect();
+  const boxes = [...document.querySelectorAll('#diagram g[data-unit] rect.frame')];
+  return {count: boxes.length, outside: boxes.filter(b => { const r = b.getBoundingClientRect();
+    return r.top < pane.top - 1 || r.bottom > pane.bottom + 1 || r.left < pane.left - 1 || r.right > pane.right + 1; })
+    .map(b => b.parentNode.dataset.unit)}; }"""
+
+
+def step_to(page, layer: int, layers: int):
+    page.wait_for_function(f"() => document.getElementById('layer-label').textContent === 'Layer {layer} of {layers}'"
+                           f" && document.getElementById('present-row').dataset.layer === '{layer}'")
+
+
+@pytest.mark.parametrize("size", SIZES, ids=lambda s: f"{s[0]}x{s[1]}")
+def test_presenter_shows_each_layers_boxes_large_inside_the_panel_with_the_heatmap_beside(browser, live_server, size):
+    g = Guarded(browser, viewport=size)
+    try:
+        page = g.page()
+        open_app(page, live_server.url)
+        for example in SMALL:
+            load_example(page, example)
+            layers = page.evaluate("window.rasplay.state.doc.analysis.layers")
+            page.click("#present-btn")
+            for layer in range(1, layers + 1):
+                if layer > 1:
+                    page.keyboard.press("ArrowRight")
+                step_to(page, layer, layers)
+                shown = page.evaluate(PRESENTED)
+                units = page.evaluate(f"window.rasplay.state.doc.analysis.heads[{layer - 1}].length")
+                assert len([c for c in shown["cards"] if c.startswith("h:")]) == units, (example, layer, shown)
+                assert shown["outside"] == [] and shown["heatmap"] and not shown["pageScrolls"], (example, layer, shown)
+                assert shown["smallest"] >= 18, (example, layer, shown)
+            # the whole diagram is one click away, every box inside the panel, and back
+            page.click("#present-row .whole-toggle")
+            page.wait_for_selector("#present-row .whole-toggle[data-whole='1']")
+            page.wait_for_selector("#diagram[data-layout='elk']")
+            whole = page.evaluate(WHOLE)
+            assert whole["count"] and whole["outside"] == [], (example, whole)
+            assert page.evaluate(PRESENTED)["heatmap"], example
+            if example == "dyck2":
+                page.screenshot(path=ARTIFACTS / f"present-whole-{size[0]}x{size[1]}.png")
+            page.click("#present-row .whole-toggle")
+            page.wait_for_selector("#present-row .whole-toggle[data-whole='0']")
+            if example == "dyck2":
+                page.screenshot(path=ARTIFACTS / f"present-layer-{size[0]}x{size[1]}.png")
+            page.keyboard.press("Escape")
+            page.wait_for_selector("#present-bar", state="hidden")
+            assert page.is_hidden("#present-row")
+    finally:
+        g.close()
+
+
+# ------------------------------------------------------------------ 5. the heatmap on screen, growing with its panel
+
+HEATMAP_ON_SCREEN = """() => { const r = document.querySelector('#heatmap-plot .heatmap-svg').getBoundingClientRect();
+  return {inside: r.top >= 0 && r.bottom <= innerHeight + 1 && r.right <= innerWidth + 1,
+    cell: Number(document.getElementById('heatmap-plot').dataset.cell),
+    scrolled: document.scrollingElement.scrollTop + document.querySelector('.right').scrollTop}; }"""
+
+
+def test_a_loaded_examples_heatmap_shows_without_scrolling_and_grows_with_the_panel(browser, live_server):
+    deep = [e for e in EXAMPLES if LAYERS[e] in (3, 4)]
+    assert "dyck2" in deep
+    cells = {}
+    for size in SIZES:
+        g = Guarded(browser, viewport=size)
+        try:
+            page = g.page()
+            open_app(page, live_server.url)
+            for example in deep:
+                load_example(page, example)
+                page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn")
+                shown = page.evaluate(HEATMAP_ON_SCREEN)
+                assert shown["inside"] and shown["scrolled"] == 0, (example, size, shown)
+                assert shown["cell"] <= 48, (example, size, shown)
+                cells[example, size] = shown["cell"]
+            load_example(page, "dyck2")
+            page.screenshot(path=ARTIFACTS / f"heatmap-dyck2-{size[0]}x{size[1]}.png")
+        finally:
+            g.close()
+    # a 7 x 7 heatmap (Dyck-2) grows past the old 30-px cells on a projector, and is readable at 1366x768
+    assert cells["dyck2", (1920, 1080)] >= 40, cells
+    assert cells["dyck2", (1366, 768)] >= 14, cells

@@ -7,6 +7,7 @@
 
 import { graphIndex, isAttention, isSelector, traced } from "./docmodel.js";
 import { layoutDiagram } from "./layout.js";
+import { renderPresentRow } from "./presentrow.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const PAD = 8, LINE = 15, THUMB = 34, LABEL_W = 64, MIN_W = 96, WRAP = 34;
@@ -92,8 +93,9 @@ function computedNames(ops) {
 // the side of the whole drawing (Dyck-2's `tokens`), so such a box says "reads tokens" instead.
 const FAR = 2;
 
-// The units (boxes) of the diagram with their text lines, and the edges between units.
-function model(doc) {
+// The units (boxes) of the diagram with their text lines, and the edges between units (also the presenter's
+// row of the stepped layer, presentrow.js).
+export function model(doc) {
   const a = doc.analysis;
   const { nodes } = graphIndex(doc);
   const opsOf = (ids) => ids.map((id) => nodes.get(id)).filter(Boolean);
@@ -287,13 +289,7 @@ function place(svgRoot, root, groups, units, layout, presentLayer, layers) {
   svgRoot.dataset.naturalWidth = String(width);
   svgRoot.dataset.naturalHeight = String(layout.height);
   svgRoot.setAttribute("viewBox", `0 0 ${width} ${layout.height}`);
-  if (presentLayer && presentLayer <= layers) {
-    // presenter mode: the stepped layer's band alone, scaled to the panel
-    const band = bands.find((b) => b.r === presentLayer);
-    svgRoot.setAttribute("viewBox", `0 ${band.y0} ${width} ${band.y1 - band.y0}`);
-    svgRoot.dataset.naturalHeight = String(band.y1 - band.y0);
-    svgRoot.dataset.presentLayer = String(presentLayer);
-  }
+  if (presentLayer && presentLayer <= layers) svgRoot.dataset.presentLayer = String(presentLayer);
 }
 
 // The drawing's size: the panel's width at most (scaled down, never clipped), times the zoom.
@@ -303,7 +299,10 @@ export function fitDiagram(container) {
   const natW = Number(root.dataset.naturalWidth), natH = Number(root.dataset.naturalHeight);
   if (!natW || !natH) return;
   const avail = Math.max(120, container.clientWidth - 2);
-  const w = Math.min(natW, avail) * zoom;   // the panel's width at most: scaled down, never up (zoom enlarges)
+  let w = Math.min(natW, avail) * zoom;   // the panel's width at most: scaled down, never up (zoom enlarges)
+  if (container.dataset.fitHeight === "1" && container.clientHeight > 40) {   // presenter mode: the whole drawing
+    w = Math.min(w, (container.clientHeight - 4) * natW / natH);
+  }
   root.setAttribute("width", String(Math.round(w)));
   root.setAttribute("height", String(Math.round(w * natH / natW)));
   container.dataset.zoom = String(zoom);
@@ -326,18 +325,31 @@ function zoomBar(container) {
   return bar;
 }
 
+// In a pane shorter than the drawing (the normal view keeps room for the heatmap), the selected head's box
+// scrolls into the pane's view (the pane alone scrolls, never the page).
+function selectedIntoView(container) {
+  const box = container.querySelector(".head-box.selected rect.frame");
+  if (!box || container.scrollHeight <= container.clientHeight + 1) return;
+  const r = box.getBoundingClientRect(), pane = container.getBoundingClientRect();
+  if (r.top >= pane.top && r.bottom <= pane.bottom) return;
+  container.scrollTop += r.top - pane.top - Math.max(8, (pane.height - r.height) / 2);
+}
+
 let resizeObserved = new WeakSet();
 
-export function renderDiagram(container, totals, doc, { onSelectHead, selectedSelector, presentLayer }) {
+export function renderDiagram(container, totals, doc, options) {
+  const { onSelectHead, selectedSelector, presentLayer } = options;
   const seq = ++renderSeq;
   container.replaceChildren();
   delete container.dataset.layout;
-  if (!doc) return Promise.resolve();
+  if (!doc) { renderPresentRow(container, [], null, 0, {}, null); return Promise.resolve(); }
   const a = doc.analysis;
   const headCount = a.heads_per_layer.reduce((s, h) => s + h, 0);
   totals.textContent = `${a.layers} layer${a.layers === 1 ? "" : "s"} · heads per layer: ${a.heads_per_layer.join(", ") || "none"}` +
     ` · ${headCount} head${headCount === 1 ? "" : "s"}`;
   const { units, edges } = model(doc);
+  renderPresentRow(container, units, presentLayer, a.layers, { onSelectHead, selectedSelector },
+    options.rerender || (() => renderDiagram(container, totals, doc, options)));
   const root = svg("svg", { class: "diagram-svg", role: "img", "aria-label": `Layer by head diagram: ${totals.textContent}`,
     xmlns: NS });
   svg("style", {}, root).textContent = "text{font-family:system-ui,DejaVu Sans,sans-serif}";
@@ -354,6 +366,7 @@ export function renderDiagram(container, totals, doc, { onSelectHead, selectedSe
     place(root, content, groups, units, layout, presentLayer, a.layers);
     fitDiagram(container);
     container.dataset.layout = engine;
+    selectedIntoView(container);
   };
   if (cached) {
     draw(cached, "elk");
