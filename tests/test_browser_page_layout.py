@@ -170,3 +170,69 @@ def test_a_loaded_examples_heatmap_shows_without_scrolling_and_grows_with_the_pa
     # a 7 x 7 heatmap (Dyck-2) grows past the old 30-px cells on a projector, and is readable at 1366x768
     assert cells["dyck2", (1920, 1080)] >= 40, cells
     assert cells["dyck2", (1366, 768)] >= 14, cells
+
+
+# ------------------------------------------------------------------ 6. two inputs side by side, all heads crossed
+
+def set_inputs(page, texts):
+    for i, text in enumerate(texts):
+        if i >= page.locator("#inputs input[type='text']").count():
+            before = runs(page)
+            page.click("#add-input")
+            wait_for_run(page, before)
+        before = runs(page)
+        page.locator("#inputs input[type='text']").nth(i).fill(text)
+        wait_for_run(page, before)
+
+
+def test_two_inputs_side_by_side_have_labels_hover_widths_and_marked_differences(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    load_example(page, "dyck2")
+    set_inputs(page, ["(())", "()()"])
+    page.locator("#head-grid .head-tile[data-layer='3']").click()    # partner: who each closing bracket pairs with
+    page.wait_for_selector("#head-compare figure[data-drawn='1'] + figure[data-drawn='1']")
+    page.wait_for_function("() => document.getElementById('head-compare').dataset.differ !== undefined")
+    sides = page.evaluate("""() => [...document.querySelectorAll('#head-compare .compare-plot')].map(p => ({
+        texts: [...p.querySelectorAll('svg text')].map(t => t.textContent), z: p.heatmap.z, widths: p.heatmap.widths,
+        marks: p.querySelectorAll('svg .marks rect').length}))""")
+    assert len(sides) == 2
+    for side, tokens in zip(sides, ("(())", "()()")):
+        assert {"keys", "queries", "width"} <= set(side["texts"])
+        assert {f"q{i} {t}" for i, t in enumerate(tokens)} <= set(side["texts"])
+        assert side["widths"] == [sum(map(bool, row)) for row in side["z"]]
+    differ = sum(bool(a) != bool(b) for ra, rb in zip(sides[0]["z"], sides[1]["z"]) for a, b in zip(ra, rb))
+    assert differ > 0 and sides[0]["marks"] == sides[1]["marks"] == differ
+    assert page.get_attribute("#head-compare", "data-differ") == str(differ)
+    assert page.inner_text("#head-compare .compare-differ").startswith(f"{differ} cell")
+    # hover on the right side names both tokens of that input
+    right = page.locator("#head-compare .compare-plot").nth(1)
+    x, y = right.evaluate("p => p.heatmap.cellCentre(3, 2)")
+    page.mouse.move(x, y)
+    page.wait_for_selector("#head-compare .compare-plot >> nth=1 >> .heatmap-hover:not([hidden])")
+    assert right.locator(".heatmap-hover").inner_text().startswith("query 3 ()) ← key 2 (()")
+    page.locator("#head-compare").screenshot(path=ARTIFACTS / "side-by-side.png")
+
+
+def test_hovering_a_cell_in_all_heads_marks_its_row_and_column_in_every_head(guarded, live_server):
+    page = guarded.page()
+    open_app(page, live_server.url)
+    load_example(page, "dyck2")
+    tiles = page.locator("#head-grid .head-tile canvas")
+    box = tiles.nth(0).bounding_box()
+    n = len(page.evaluate("window.rasplay.state.doc.inputs[0]"))
+    cell = box["width"] / n
+    page.mouse.move(box["x"] + 2.5 * cell, box["y"] + 4.5 * cell)      # query 4, key 2 of the first head
+    page.wait_for_function("() => document.getElementById('head-grid').dataset.cross === '4,2'")
+    tokens = page.evaluate("window.rasplay.state.doc.inputs[0]")
+    assert page.inner_text("#head-grid-cross") == f"query 4 ({tokens[4]}) and key 2 ({tokens[2]}), marked in every head"
+    # every head's canvas has the orange cross over row 4 and column 2, and nothing of it elsewhere
+    marked = page.evaluate("""(n) => [...document.querySelectorAll('#head-grid .head-tile canvas')].map(c => {
+        const ctx = c.getContext('2d'), cell = c.width / n;
+        const at = (q, k) => { const [r, g, b] = ctx.getImageData(Math.floor((k + .5) * cell), Math.floor((q + .5) * cell), 1, 1).data;
+          return r > g + 25 && g > b; };   // orange over blue or grey
+        return [at(4, 0), at(0, 2), at(n - 1, 2), !at(0, 0)]; })""", n)
+    assert marked and all(all(m) for m in marked), marked
+    page.mouse.move(2, 2)
+    page.wait_for_function("() => document.getElementById('head-grid').dataset.cross === ''")
+    assert page.inner_text("#head-grid-cross") == ""

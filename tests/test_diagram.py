@@ -209,7 +209,7 @@ def test_all_heads_grid_opens_a_head_and_compares_two_inputs(guarded, live_serve
     page.locator("#inputs input[type='text']").nth(1).fill("aab")
     wait_for_run(page, before)
     page.wait_for_selector("#head-compare figure[data-drawn='1'] + figure[data-drawn='1']")
-    sizes = page.evaluate("[...document.querySelectorAll('#head-compare canvas')].map(c => c.getAttribute('aria-label'))")
+    sizes = page.evaluate("[...document.querySelectorAll('#head-compare svg title')].map(t => t.textContent)")
     assert len(sizes) == 2 and "input 1" in sizes[0] and "input 2" in sizes[1]
     page.screenshot(path=ARTIFACTS / "diagram-head-grid.png", full_page=True)
 
