@@ -164,6 +164,8 @@ def test_provenance_steps_back_one_layer_at_a_time_in_presenter_mode(guarded, li
     # at layer 3: partner's head on the path, nothing from layers 1 and 2 yet
     units = page_highlights(page)[1]
     assert "h:3:0" in units and not any(u.startswith(("h:1", "h:2")) for u in units)
+    # the stepped layer's card on the path is marked too (presenter mode's cards, issue 32)
+    assert "on-path" in page.get_attribute("#present-row .present-card[data-unit='h:3:0']", "class").split()
     # it read open_number (its selector compares it), not yet what open_number read
     assert page.locator(".values-table tr[data-name='open_number'] td.prov-read").count() > 0
     assert page.locator(".values-table tr[data-name='depth'] td.prov-read").count() == 0
