@@ -50,10 +50,10 @@ def test_the_diagram_names_what_the_student_wrote_on_every_example(guarded, live
         # an MLP box only where the layer has elementwise ops
         mlps = {box["unit"] for box in drawn["boxes"] if box["unit"].startswith("mlp:")}
         assert mlps == {f"mlp:{layer}" for layer, ops in enumerate(doc["mlps"]) if ops}, example
-        # no edge from the inputs to a box two rows or more below them; the box says it reads them
+        # no edge from the inputs to a box three rows or more below them; the box says it reads them
         rows = {box["unit"]: int(page.get_attribute(f"#diagram g[data-unit='{box['unit']}']", "data-layer"))
                 for box in drawn["boxes"]}
-        far = [e for e in drawn["edges"] if e[0].startswith("in:") and rows[e[1]] >= 2]
+        far = [e for e in drawn["edges"] if e[0].startswith("in:") and rows[e[1]] >= 3]
         assert far == [], (example, far)
     # Dyck-2: its parts are named after what is built on them, and the tokens it reads late are said
     load_example(page, "dyck2")

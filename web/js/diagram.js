@@ -89,9 +89,9 @@ function computedNames(ops) {
   return { named, parts };
 }
 
-// The input embeddings feed many boxes: an edge from them to a box two or more rows down would run down
+// The input embeddings feed many boxes: an edge from them to a box three or more rows down would run down
 // the side of the whole drawing (Dyck-2's `tokens`), so such a box says "reads tokens" instead.
-const FAR = 2;
+const FAR = 3;
 
 // The units (boxes) of the diagram with their text lines, and the edges between units (also the presenter's
 // row of the stepped layer, presentrow.js).
