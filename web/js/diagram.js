@@ -332,7 +332,8 @@ function selectedIntoView(container) {
   if (!box || container.scrollHeight <= container.clientHeight + 1) return;
   const r = box.getBoundingClientRect(), pane = container.getBoundingClientRect();
   if (r.top >= pane.top && r.bottom <= pane.bottom) return;
-  container.scrollTop += r.top - pane.top - Math.max(8, (pane.height - r.height) / 2);
+  // the nearest edge (as scrollIntoView's "nearest"): as much of the drawing above it stays in view
+  container.scrollTop += r.top < pane.top || r.height > pane.height - 16 ? r.top - pane.top - 8 : r.bottom - pane.bottom + 8;
 }
 
 let resizeObserved = new WeakSet();
