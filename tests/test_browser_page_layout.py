@@ -214,25 +214,32 @@ def test_two_inputs_side_by_side_have_labels_hover_widths_and_marked_differences
     page.locator("#head-compare").screenshot(path=ARTIFACTS / "side-by-side.png")
 
 
+# Each head's canvas pixel at the centre of cells (4, 0), (0, 2), (n-1, 2) (on the cross) and (0, 0) (off it).
+PIXELS = """(n) => [...document.querySelectorAll('#head-grid .head-tile canvas')].map(c => {
+    const ctx = c.getContext('2d'), cell = c.width / n;
+    const at = (q, k) => [...ctx.getImageData(Math.floor((k + .5) * cell), Math.floor((q + .5) * cell), 1, 1).data].join();
+    return [at(4, 0), at(0, 2), at(n - 1, 2), at(0, 0)]; })"""
+
+
 def test_hovering_a_cell_in_all_heads_marks_its_row_and_column_in_every_head(guarded, live_server):
     page = guarded.page()
     open_app(page, live_server.url)
     load_example(page, "dyck2")
     tiles = page.locator("#head-grid .head-tile canvas")
+    tiles.nth(0).scroll_into_view_if_needed()
     box = tiles.nth(0).bounding_box()
     n = len(page.evaluate("window.rasplay.state.doc.inputs[0]"))
     cell = box["width"] / n
+    before = page.evaluate(PIXELS, n)
     page.mouse.move(box["x"] + 2.5 * cell, box["y"] + 4.5 * cell)      # query 4, key 2 of the first head
     page.wait_for_function("() => document.getElementById('head-grid').dataset.cross === '4,2'")
     tokens = page.evaluate("window.rasplay.state.doc.inputs[0]")
     assert page.inner_text("#head-grid-cross") == f"query 4 ({tokens[4]}) and key 2 ({tokens[2]}), marked in every head"
-    # every head's canvas has the orange cross over row 4 and column 2, and nothing of it elsewhere
-    marked = page.evaluate("""(n) => [...document.querySelectorAll('#head-grid .head-tile canvas')].map(c => {
-        const ctx = c.getContext('2d'), cell = c.width / n;
-        const at = (q, k) => { const [r, g, b] = ctx.getImageData(Math.floor((k + .5) * cell), Math.floor((q + .5) * cell), 1, 1).data;
-          return r > g + 25 && g > b; };   // orange over blue or grey
-        return [at(4, 0), at(0, 2), at(n - 1, 2), !at(0, 0)]; })""", n)
-    assert marked and all(all(m) for m in marked), marked
+    # every head's canvas changed over row 4 and column 2, and nowhere else
+    after = page.evaluate(PIXELS, n)
+    assert len(after) == page.evaluate("window.rasplay.state.doc.analysis.heads.flat().length")
+    for was, now in zip(before, after):
+        assert [w != v for w, v in zip(was, now)] == [True, True, True, False], (was, now)
     page.mouse.move(2, 2)
     page.wait_for_function("() => document.getElementById('head-grid').dataset.cross === ''")
     assert page.inner_text("#head-grid-cross") == ""

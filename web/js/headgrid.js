@@ -59,7 +59,7 @@ function drawMatrix(canvas, matrix, px, reads = null, cross = null) {
     for (const k of r.keys) ctx.fillRect(k * cell, r.query * cell, cell - gap, cell - gap);
   }
   if (cross) {
-    ctx.fillStyle = "rgba(230, 159, 0, .35)";
+    ctx.fillStyle = "rgba(230, 159, 0, .5)";
     if (cross.q < n) ctx.fillRect(0, cross.q * cell, m * cell, cell);
     if (cross.k < m) ctx.fillRect(cross.k * cell, 0, cell, n * cell);
     ctx.strokeStyle = "#1b1f24";
