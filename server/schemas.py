@@ -81,6 +81,8 @@ class GraphNode(BaseModel):
     label: str
     layer: int
     head: Optional[int]
+    part_of: Optional[str] = Field(None, description="for a node the program does not name (an aggregate inside "
+                                   "an expression), the name of the nearest named node built on it; else null")
     span: Optional[dict[str, int]]
     source: Optional[str]
 

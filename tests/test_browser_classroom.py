@@ -156,15 +156,15 @@ def test_presenter_mode_shows_the_stepped_layer_heatmap_and_values_together(brow
                                    " && document.querySelector('.values-table tr.hot th.name')")
             # nothing scrolls the page; the stepped layer's head, the heatmap and the layer's values are on screen
             assert page.evaluate("document.scrollingElement.scrollHeight <= innerHeight + 1")
-            assert inside_viewport(page, f"#diagram .head-box[data-layer='{layer}']")
+            assert inside_viewport(page, f"#present-row[data-layer='{layer}'] .present-card.head")
             assert inside_viewport(page, "#heatmap-plot .heatmap-svg")
             assert inside_viewport(page, ".values-table tr.hot th.name")
             # the heatmap grows with the screen: cells of at least 24 px
             assert int(page.evaluate("document.getElementById('heatmap-plot').dataset.cell")) >= 24
-            # no head box's text runs out of its box
-            overflow = page.evaluate("""() => [...document.querySelectorAll('#diagram .head-box')].filter(g => {
-                const frame = g.querySelector('rect.frame').getBoundingClientRect();
-                return [...g.querySelectorAll('text')].some(t => { const r = t.getBoundingClientRect();
+            # no card's text runs out of its card (presentrow.js)
+            overflow = page.evaluate("""() => [...document.querySelectorAll('#present-row .present-card')].filter(c => {
+                const frame = c.getBoundingClientRect();
+                return [...c.children].some(t => { const r = t.getBoundingClientRect();
                     return r.right > frame.right + 1 || r.left < frame.left - 1; }); }).length""")
             assert overflow == 0
             if layer in (1, 4):

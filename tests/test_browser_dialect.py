@@ -1,5 +1,6 @@
-"""The page shows the dialect check beside the layer count: the smallest fragment, its theorem, and why
-the program is not in the next smaller fragment (with the line)."""
+"""The page shows the dialect check under the layer count as one short line in plain words ("Runs at any
+length when compiled: yes"); the smallest fragment, its theorem and why the program is not in the next smaller
+fragment (with the line) open on demand; an exercise that asks for no fragment shows no line."""
 from pathlib import Path
 
 import pytest
@@ -17,12 +18,39 @@ def test_dialect_line_follows_the_program(browser, live_server):
         page = guarded.page()
         open_app(page, live_server.url, "/#" + link_fragment({"source": DYCK, "inputs": ["(()"]}))
         page.wait_for_selector("#dialect[data-fragment='c-rasp']")
-        text = page.text_content("#dialect")
-        assert text.startswith("C-RASP, causal") and "Counting like transformers" in text
-        assert "Not B-RASP (line 6)" in text
+        # one short line in plain words; the theorem and the reason stay closed until asked for
+        assert page.inner_text("#dialect summary") == "Runs at any length when compiled: yes"
+        assert page.get_attribute("#dialect", "open") is None and page.is_hidden("#dialect .dialect-details")
+        line = page.locator("#dialect").bounding_box()
+        assert line["height"] < 24, line
+        page.click("#dialect summary")
+        page.wait_for_selector("#dialect .dialect-details", state="visible")
+        details = page.inner_text("#dialect .dialect-details")
+        assert details.startswith("C-RASP, causal: ") and "Counting like transformers" in details
+        assert "Not B-RASP (line 6)" in details
         set_program(page, "ones = count(tokens, \"1\");\nodd = ones % 2 == 1;\n")
         page.wait_for_selector("#dialect[data-fragment='rasp']")
-        assert "Not length-free (line 2)" in page.text_content("#dialect")
+        assert page.inner_text("#dialect summary") == "Runs at any length when compiled: no guarantee from this program (line 2)"
+        assert "Not length-free (line 2)" in page.inner_text("#dialect .dialect-details")   # still open after a run
+    finally:
+        guarded.close()
+
+
+def test_an_exercise_shows_no_dialect_line_and_leaving_it_brings_the_line_back(browser, live_server):
+    guarded = Guarded(browser)
+    try:
+        page = guarded.page()
+        open_app(page, live_server.url, "/#x=reverse")
+        page.wait_for_selector("#exercise-panel:not([hidden])")
+        page.wait_for_function("() => Number(document.body.dataset.runs || 0) > 0")
+        # no exercise asks for a fragment: the line never shows while solving one
+        page.wait_for_function("() => { const d = document.getElementById('dialect'); return d && d.hidden; }")
+        set_program(page, "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);\n")
+        assert page.is_hidden("#dialect")
+        page.click("#exercise-leave")
+        page.wait_for_selector("#exercise-panel", state="hidden")
+        page.wait_for_selector("#dialect:not([hidden]) summary")
+        assert page.inner_text("#dialect summary").startswith("Runs at any length when compiled: ")
     finally:
         guarded.close()
 

@@ -82,7 +82,7 @@ def test_a_head_shows_its_full_expression_on_focus(guarded, live_server):
     open_app(page, live_server.url)
     load_example(page, "dyck2")
     heads = page.evaluate("window.rasplay.state.doc.analysis.heads.flat()")
-    unnamed = next(h for h in heads if h["display"].startswith("L2 head"))
+    unnamed = next(h for h in heads if h["display"].startswith("selector of "))
     box = f"#diagram .head-box[data-selector='{unnamed['selector']}']"
     assert page.text_content(f"{box} text").strip() == unnamed["display"]   # (a line ends in a space for screen readers)
     page.focus(box)
@@ -164,6 +164,8 @@ def test_provenance_steps_back_one_layer_at_a_time_in_presenter_mode(guarded, li
     # at layer 3: partner's head on the path, nothing from layers 1 and 2 yet
     units = page_highlights(page)[1]
     assert "h:3:0" in units and not any(u.startswith(("h:1", "h:2")) for u in units)
+    # the stepped layer's card on the path is marked too (presenter mode's cards, issue 32)
+    assert "on-path" in page.get_attribute("#present-row .present-card[data-unit='h:3:0']", "class").split()
     # it read open_number (its selector compares it), not yet what open_number read
     assert page.locator(".values-table tr[data-name='open_number'] td.prov-read").count() > 0
     assert page.locator(".values-table tr[data-name='depth'] td.prov-read").count() == 0
@@ -209,7 +211,7 @@ def test_all_heads_grid_opens_a_head_and_compares_two_inputs(guarded, live_serve
     page.locator("#inputs input[type='text']").nth(1).fill("aab")
     wait_for_run(page, before)
     page.wait_for_selector("#head-compare figure[data-drawn='1'] + figure[data-drawn='1']")
-    sizes = page.evaluate("[...document.querySelectorAll('#head-compare canvas')].map(c => c.getAttribute('aria-label'))")
+    sizes = page.evaluate("[...document.querySelectorAll('#head-compare svg title')].map(t => t.textContent)")
     assert len(sizes) == 2 and "input 1" in sizes[0] and "input 2" in sizes[1]
     page.screenshot(path=ARTIFACTS / "diagram-head-grid.png", full_page=True)
 

@@ -1,5 +1,6 @@
 """The analysis gives every head a `display` text (issue 22): the selector's own name, else one generated
-from its parts' names, else `L<layer> head <slot>`; two heads never show the same text; `expression` is the
+from its parts' names, else `selector of <name>` after what the head computes (issue 32), else
+`L<layer> head <slot>`; two heads never show the same text; `expression` is the
 selector's full source text."""
 from __future__ import annotations
 
@@ -27,9 +28,27 @@ odd = aggregate(select(indices, (indices + 1) * 2 - length, ==), tokens);
     assert "flip" in shown                              # its own name
     assert "tokens == tokens" in shown                  # generated from its parts' names
     assert "full_s" in shown                            # the library's length
-    fallback = [d for d in shown if d.startswith("L")]
-    assert fallback == ["L2 head 1"]                    # parts without short names (it needs length: layer 2)
-    assert shown["L2 head 1"]["expression"] == "select(indices, (indices + 1) * 2 - length, ==)"
+    # parts without short names (it needs length: layer 2): named after what the head computes
+    assert not [d for d in shown if d.startswith("L")]
+    assert shown["selector of odd"]["expression"] == "select(indices, (indices + 1) * 2 - length, ==)"
+
+
+def test_unnamed_parts_are_named_after_what_is_built_on_them():
+    source = """
+prefix = select(indices, indices, <=);
+depth = round(aggregate(prefix, indicator(tokens == "(")) * (indices + 1));
+w = selector_width(select(depth, depth + indices * 2, ==) and select(indices, indices, <));
+"""
+    analysis = engine.evaluate(source, ["(()"])["analysis"]
+    assert [h["display"] for row in analysis["heads"] for h in row] == ["prefix", "selector of w"]
+    nodes = {n["name"]: n for n in analysis["graph"]["nodes"]}
+    assert nodes['indicator(tokens == "(")']["part_of"] == "depth"
+    assert nodes["indices + 1"]["part_of"] == "depth"
+    assert nodes["select(indices, indices, <)"]["part_of"] == "w"
+    assert nodes["depth"]["part_of"] is None and nodes["tokens"]["part_of"] is None   # named; an input
+    # with nothing named built on it, a head keeps its place as its text
+    alone = engine.evaluate("x = aggregate(select(indices, (indices + 1) * 2 - length, ==), tokens) == 1;\n", ["ab"])
+    assert [h["display"] for row in alone["analysis"]["heads"] for h in row][-1] == "selector of x"
 
 
 def test_two_heads_never_show_the_same_text():

@@ -47,7 +47,11 @@ function heatmapBox() {
   const scroller = $("heatmap-scroll");
   const width = scroller.clientWidth || 500;
   const presenting = document.body.classList.contains("presenting");
-  const height = presenting ? scroller.clientHeight : Math.max(260, Math.min(width, window.innerHeight * 0.7));
+  // two columns: down to the window's bottom edge (the heatmap shows without scrolling), else 70% of it
+  const column = scroller.closest(".right");
+  const top = scroller.getBoundingClientRect().top + (column ? column.scrollTop : 0);
+  const onScreen = window.innerWidth > 980 ? window.innerHeight - top - 16 : window.innerHeight * 0.7;
+  const height = presenting ? scroller.clientHeight : Math.max(200, Math.min(width, onScreen));
   // presenter mode: labels readable from the back of a room (24 px at 1920 wide, scaled below)
   const font = presenting ? Math.round(Math.max(16, Math.min(24, window.innerWidth / 80))) : null;
   return { width, height: Math.max(height, 160), tight: presenting, font };
@@ -102,13 +106,22 @@ export function renderAll() {
   decorateValues($("values"));
   const laidOut = renderDiagram($("diagram"), $("diagram-totals"), doc, {
     onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer: page.presentLayer,
+    rerender: () => renderAll(),   // presenter mode's "Whole diagram" changes the heatmap's room too
   });
   renderChips(selectorId);
   renderHeatmap();
   renderHeadGrid(doc, { openSelector: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId });
   applyProvenance();
-  // the diagram's layout (elkjs) arrives after the render: label it for assistive technology then
-  return Promise.resolve(laidOut).then(() => labelDiagram($("diagram")));
+  // the diagram's layout (elkjs) arrives after the render: label it for assistive technology then, and fit
+  // the heatmap again when the laid-out diagram moved it (the heatmap takes the room left below it)
+  const top = $("heatmap-scroll").getBoundingClientRect().top;
+  return Promise.resolve(laidOut).then(() => {
+    labelDiagram($("diagram"));
+    if (state.doc === doc && Math.abs($("heatmap-scroll").getBoundingClientRect().top - top) > 8) {
+      renderHeatmap();
+      applyProvenance();
+    }
+  });
 }
 
 // The diagram for assistive technology: a group (its head boxes are buttons, so not one image); a head
