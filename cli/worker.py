@@ -1,5 +1,5 @@
 """`rasplay worker --broker redis://...`: run training and compiler work for replicas started with
-`--broker` (Celery with Redis; the worker itself is server/celery_app.py). Given both queues, it runs one
+`--broker` (Celery with Redis; the worker itself is server/course/celery_app.py). Given both queues, it runs one
 process for each (`rasplay worker ... --queues Q`) and supervises them."""
 from __future__ import annotations
 
@@ -41,7 +41,7 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from rasplay.server.celery_app import QUEUES, run_queue
+    from rasplay.server.course.celery_app import QUEUES, run_queue
     from rasplay.server.settings import Settings, default_data_dir, parse_bytes
 
     if not args.broker:

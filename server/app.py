@@ -24,7 +24,7 @@ from .training_jobs import JobManager
 from .security import SecurityHeaders
 from .settings import Settings
 from .quotas import ConcurrencyLimit
-from .quotas_shared import rate_limit
+from .course.quotas_shared import rate_limit
 from .responses import Outgoing, SendLimits
 from .store import StoreFull, StoreUnavailable, open_store
 from .process_pool import WorkerPool
@@ -113,9 +113,9 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def lifespan(app: FastAPI):
         memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep,
                       share=settings.client_workers, reply_bytes=settings.max_response_bytes)
-        if settings.broker:   # training and compiler work through Celery, run by `rasplay worker` (celery_app.py)
-            from .heavy_queue import RemotePool
-            from .training_board import SharedJobs
+        if settings.broker:   # training and compiler work through Celery, run by `rasplay worker` (course/celery_app.py)
+            from .course.heavy_queue import RemotePool
+            from .course.training_board import SharedJobs
             heavy = RemotePool(settings.broker, settings.compile_seconds, settings.queue_seconds)
             jobs = SharedJobs(settings.broker, settings.train_queue, settings.client_jobs, settings.train_seconds,
                               orphan_after=settings.train_orphan_seconds, memory_bytes=settings.train_memory)

@@ -220,7 +220,7 @@ def open_store(location: str | Path | None, data_dir: Path, max_bytes: int | Non
     """The store at `location`: a PostgreSQL URL, else an existing SQLite file, else a data directory
     (made if missing) holding links.sqlite3; no location: links.sqlite3 in data_dir."""
     if isinstance(location, str) and is_database_url(location):
-        from .store_postgres import PostgresStore   # psycopg only where a database is named
+        from .course.store_postgres import PostgresStore   # psycopg only where a database is named
 
         return PostgresStore(location, max_bytes)
     path = Path(location) if location else data_dir

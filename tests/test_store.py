@@ -173,7 +173,7 @@ def test_a_restart_of_postgresql_between_requests_goes_unnoticed(postgres_server
 
 
 def test_a_frozen_postgresql_is_cut_off_not_waited_for(postgres_url):  # noqa: F811
-    from rasplay.server.store_postgres import PostgresStore
+    from rasplay.server.course.store_postgres import PostgresStore
 
     now = [1000.0]
     store = PostgresStore(postgres_url, statement_seconds=1, retry_seconds=5, clock=lambda: now[0])

@@ -30,7 +30,7 @@ import asyncio
 import json
 import time
 
-from .training_jobs import FINISHED, ClientFull, QueueFull, new_job_id
+from ..training_jobs import FINISHED, ClientFull, QueueFull, new_job_id
 
 PREFIX = "rasplay:job:"
 CLIENTS = "rasplay:jobs:client:"
@@ -286,7 +286,7 @@ def public(job_id: str, job: dict) -> dict:
 
 
 def unavailable(e: Exception):
-    from .errors import ApiError
+    from ..errors import ApiError
 
     return ApiError(503, "unavailable", f"the job queue is unreachable ({type(e).__name__}); try again in a moment",
                     headers={"Retry-After": "10"})

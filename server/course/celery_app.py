@@ -82,8 +82,8 @@ class Runtime:
         return cls(url, orphan_after)
 
     async def _start(self) -> None:
-        from .training_jobs import JobManager
-        from .process_pool import WorkerPool
+        from ..training_jobs import JobManager
+        from ..process_pool import WorkerPool
 
         s = self.settings
         if self.queue == "train":
@@ -125,7 +125,7 @@ class Runtime:
     # ---------------------------------------------------------------- a training job
 
     async def train(self, job_id: str) -> None:
-        from .training_jobs import FINISHED
+        from ..training_jobs import FINISHED
 
         job = await self.board.start(job_id, self.name)
         if job is None:
@@ -171,7 +171,7 @@ class Runtime:
     # ---------------------------------------------------------------- compiler work
 
     async def heavy_work(self, kind: str, payload: dict, timeout: float | None, client: str) -> dict:
-        from .process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
+        from ..process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
 
         try:
             body = await self.heavy.run(kind, payload, timeout, client=client)
