@@ -17,6 +17,7 @@ from fastapi.routing import APIRoute
 
 from . import assets, errors
 from .api import compile, evaluate, examples, exercises, health, language, share, train
+from .api.common import torch_available
 from .api.deps import Services
 from .bodies import RequestBody
 from .cache import ResponseCache
@@ -125,7 +126,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
             jobs = JobManager("rasplay.server.training_run.run", settings.train_jobs, settings.train_queue,
                               settings.train_seconds, memory_bytes=settings.train_memory,
                               workroot=settings.data_dir / "jobs",
-                              warm=settings.train_warm if train.torch_available() else 0,   # no torch: no spares
+                              warm=settings.train_warm if torch_available() else 0,   # no torch: no spares
                               per_client=settings.client_jobs, orphan_after=settings.train_orphan_seconds)
         svc = Services(settings=settings,
                        pool=WorkerPool(settings.workers, settings.eval_seconds, settings.queue_seconds,

@@ -7,7 +7,7 @@ from importlib.metadata import PackageNotFoundError, version
 from fastapi import APIRouter, Request
 
 from ..schemas import Health
-from .train import torch_available
+from .common import torch_available
 
 router = APIRouter(tags=["health"])
 
