@@ -11,6 +11,7 @@ import { initialState, leaveToDraft, openExercise } from "./navigation.js";
 import { $, embedMode, page, setStatus, solveMode, toast } from "./page.js";
 import { stepLayer } from "./presenter.js";
 import { renderInputs, select } from "./programview.js";
+import { serverLimits } from "./limits.js";
 import { initProvenance } from "./provenance.js";
 import { runNow, scheduleRun } from "./run.js";
 import { linkFor, shareable, state } from "./state.js";
@@ -56,6 +57,7 @@ async function main() {
     $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
     page.editor.showLine(firstCodeLine(state.source));   // a small frame opens on the code, the header comments scrolled past
   }
+  serverLimits().catch(() => null);   // the Compile and Train forms' bounds, from this server
   if (!embedMode) checkTrainingAvailable().catch(() => null);   // the Train tab says so when this server cannot train
   document.body.dataset.ready = "1";
   // hooks for tests and the curious: the state and the run timings
