@@ -140,7 +140,7 @@ def test_the_default_store_imports_neither_psycopg_nor_redis(tmp_path):
             "assert 'psycopg' not in sys.modules and 'redis' not in sys.modules, sorted(sys.modules); "
             "print(type(s).__name__)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert p.returncode == 0 and p.stdout.strip() == "Store", p.stderr
+    assert p.returncode == 0 and p.stdout.strip() == "SQLiteStore", p.stderr
     assert (tmp_path / "links.sqlite3").is_file()
 
 
