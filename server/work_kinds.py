@@ -47,14 +47,21 @@ def _engine_limits(payload: dict) -> dict:
     return payload
 
 
+def raise_if_timed_out(doc) -> None:
+    """A document whose diagnostics say the engine stopped at its own time limit is the work's time-out
+    (WorkTimeout: a 422 `timeout`, never a cached document)."""
+    diagnostics = doc.get("diagnostics", ()) if isinstance(doc, dict) else ()
+    timeout = next((d for d in diagnostics if d.get("kind") == "timeout"), None)
+    if timeout is not None:
+        raise WorkTimeout(timeout["message"])
+
+
 @kind("evaluate")
 def evaluate(payload: dict) -> bytes:
     from rasplay import engine
 
     doc = engine.evaluate(**_engine_limits(payload))
-    timeout = next((d for d in doc.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
-    if timeout is not None:
-        raise WorkTimeout(timeout["message"])
+    raise_if_timed_out(doc)
     return orjson.dumps(doc)
 
 
@@ -63,9 +70,7 @@ def analyze(payload: dict) -> bytes:
     from rasplay import engine
 
     doc = engine.analyze(**_engine_limits(payload))
-    timeout = next((d for d in doc.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
-    if timeout is not None:
-        raise WorkTimeout(timeout["message"])
+    raise_if_timed_out(doc)
     return orjson.dumps(doc)
 
 
@@ -97,10 +102,7 @@ def exercise_check(payload: dict) -> dict:
     payload = _engine_limits(payload)
     result = check_text(payload["text"], payload["id"], payload["source"], payload["limits"],
                         CheckLimits(seconds=payload["seconds"]))
-    timeout = next((d for d in result.get("diagnostics", ()) if d.get("kind") == "timeout"), None) \
-        if isinstance(result, dict) else None
-    if timeout is not None:
-        raise WorkTimeout(timeout["message"])
+    raise_if_timed_out(result)
     return result
 
 

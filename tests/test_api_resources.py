@@ -169,7 +169,7 @@ def test_a_full_disk_is_a_507_and_everything_else_still_works(tmp_path):
 
 
 def test_the_store_has_a_size_cap(tmp_path):
-    from rasplay.server.store import Store, StoreFull
+    from rasplay.server.store import SQLiteStore as Store, StoreFull
 
     cap = 1 << 20
     store = Store(tmp_path / "links.sqlite3", max_bytes=cap)

@@ -149,7 +149,7 @@ def test_a_program_over_the_limit_says_the_limit():
 
 
 def test_the_server_takes_the_largest_published_programs_by_default():
-    from rasplay.server.api.evaluate import check_source
+    from rasplay.server.api.common import check_source
     from rasplay.server.settings import Settings
 
     settings = Settings()

@@ -1,4 +1,4 @@
-"""The job board of replicas with a broker (server/training_board.py) against a real Redis (tests/redis_server.py):
+"""The job board of replicas with a broker (server/course/training_board.py) against a real Redis (tests/redis_server.py):
 shares taken atomically by replicas submitting together, a job ends once whoever ends it, nothing follows
 its end in its stream, events resume from any index, and a running job whose worker stopped renewing its
 lease ends `failed` with the reason."""
@@ -15,9 +15,9 @@ from redis_server import redis_server  # noqa: F401 - fixture
 
 need("redis")
 
-from rasplay.server import training_board  # noqa: E402
+from rasplay.server.course import training_board  # noqa: E402
 from rasplay.server.training_jobs import ClientFull, QueueFull  # noqa: E402
-from rasplay.server.training_board import JobBoard  # noqa: E402
+from rasplay.server.course.training_board import JobBoard  # noqa: E402
 
 SPEC = {"source": "x = tokens;", "config": {"vocab": "ab"}}
 

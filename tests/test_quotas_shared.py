@@ -10,7 +10,7 @@ import pytest
 from live_server import LiveServer
 from redis_server import redis_server  # noqa: F401 - fixture
 from rasplay.server.errors import ApiError
-from rasplay.server.quotas_shared import RedisRateLimit, rate_limit
+from rasplay.server.course.quotas_shared import RedisRateLimit, rate_limit
 
 
 def test_two_replicas_share_one_write_allowance(tmp_path, redis_server):  # noqa: F811

@@ -140,7 +140,7 @@ def test_the_default_store_imports_neither_psycopg_nor_redis(tmp_path):
             "assert 'psycopg' not in sys.modules and 'redis' not in sys.modules, sorted(sys.modules); "
             "print(type(s).__name__)")
     p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert p.returncode == 0 and p.stdout.strip() == "Store", p.stderr
+    assert p.returncode == 0 and p.stdout.strip() == "SQLiteStore", p.stderr
     assert (tmp_path / "links.sqlite3").is_file()
 
 
@@ -173,7 +173,7 @@ def test_a_restart_of_postgresql_between_requests_goes_unnoticed(postgres_server
 
 
 def test_a_frozen_postgresql_is_cut_off_not_waited_for(postgres_url):  # noqa: F811
-    from rasplay.server.store_postgres import PostgresStore
+    from rasplay.server.course.store_postgres import PostgresStore
 
     now = [1000.0]
     store = PostgresStore(postgres_url, statement_seconds=1, retry_seconds=5, clock=lambda: now[0])

@@ -10,8 +10,9 @@ import sqlite3
 import pytest
 
 from rasplay.server import store as store_module
-from rasplay.server.store import (SHM_BYTES, Store, StoreCorrupt, StoreFull, StoreUnavailable, content_id,
+from rasplay.server.store import (SHM_BYTES, StoreCorrupt, StoreFull, StoreUnavailable, content_id,
                                   is_database_url, model_id_of, open_store)
+from rasplay.server.store import SQLiteStore as Store
 
 
 def test_a_missing_data_directory_is_made(tmp_path):

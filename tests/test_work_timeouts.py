@@ -1,6 +1,6 @@
 """A time-out is never a 200: each work kind that stops at the engine's own time limit raises WorkTimeout (the
 worker then answers "to"), and the API turns every pool failure into its 4xx or 503 (server/work_kinds.py,
-server/api/evaluate.run_in_pool). No server: the kinds run in this process, the pool is a stand-in."""
+server/api/common.run_in_pool). No server: the kinds run in this process, the pool is a stand-in."""
 from __future__ import annotations
 
 import pytest
@@ -9,7 +9,7 @@ from conftest import run_async
 
 from rasplay.engine.exercises import SHIPPED_DIR
 from rasplay.server import work_kinds
-from rasplay.server.api.evaluate import run_in_pool
+from rasplay.server.api.common import run_in_pool
 from rasplay.server.errors import ApiError
 from rasplay.server.settings import Settings
 from rasplay.server.process_pool import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, ReplyTooLarge,

@@ -8,6 +8,7 @@ import { graphIndex, isSelector, traced } from "./docmodel.js";
 import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
 import { CHART, loadPlotly, plotlyConfig, TICKS } from "./plotly.js";
 import { followEdits, longestInput, vocabOf, vocabValue } from "./forms.js";
+import { boundCompileMaxLen, limitsNow, serverLimits } from "./limits.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -23,8 +24,10 @@ export function renderCompileForm(container, state) {
   // vocab and max_len follow the inputs on screen (unless edited for this program: forms.js)
   const vocab = el("input", { id: "compile-vocab", type: "text", spellcheck: "false" });
   vocab.value = vocabOf(state.inputs);
-  const maxLen = el("input", { id: "compile-max-len", type: "number", min: "1", max: "24" });
-  maxLen.value = String(Math.min(24, longestInput(state.inputs)));
+  const maxLen = el("input", { id: "compile-max-len", type: "number", min: "1" });
+  maxLen.value = String(longestInput(state.inputs));
+  if (limitsNow()) boundCompileMaxLen(limitsNow(), maxLen);
+  else serverLimits().then((limits) => boundCompileMaxLen(limits, maxLen)).catch(() => {});
   const form = el("form", { id: "compile-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
     el("label", { class: "field" }, el("span", {}, "output"), output),
     el("label", { class: "field" }, el("span", {}, "vocab"), vocab, el("small", {}, "characters, or a JSON list")),

@@ -11,6 +11,7 @@ import { initialState, leaveToDraft, loadExample, openExercise } from "./navigat
 import { $, embedMode, page, setStatus, solveMode, toast } from "./page.js";
 import { stepLayer } from "./presenter.js";
 import { programView, renderInputs, select } from "./programview.js";
+import { serverLimits } from "./limits.js";
 import { initProvenance } from "./provenance.js";
 import { initReference, tooltipFor } from "./reference.js";
 import { runNow, scheduleRun } from "./run.js";
@@ -64,6 +65,7 @@ async function main() {
     $("open-in-rasplay").href = state.exercise ? exerciseLink(state.exercise.id) : await linkFor(shareable(), "/");
     page.editor.showLine(firstCodeLine(state.source));   // a small frame opens on the code, the header comments scrolled past
   }
+  serverLimits().catch(() => null);   // the Compile and Train forms' bounds, from this server
   if (!embedMode) checkTrainingAvailable().catch(() => null);   // the Train tab says so when this server cannot train
   if (firstVisit) offerTour(toast);
   document.body.dataset.ready = "1";

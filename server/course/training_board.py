@@ -30,7 +30,8 @@ import asyncio
 import json
 import time
 
-from .training_jobs import FINISHED, ClientFull, QueueFull, new_job_id
+from ..training_jobs import FINISHED, ClientFull, QueueFull, new_job_id
+from .celery_base import TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
 
 PREFIX = "rasplay:job:"
 CLIENTS = "rasplay:jobs:client:"
@@ -39,11 +40,6 @@ RUNNING = "rasplay:jobs:running"
 LEASE_SECONDS = 10          # a worker silent this long has lost its job
 KEEP_SECONDS = 3600         # a finished job (state, events) is kept this long
 ACTIVE_SECONDS = 86400      # an unfinished job's keys expire after this, whatever happens
-TRAIN_QUEUE = "rasplay-train"
-HEAVY_QUEUE = "rasplay-heavy"
-TRAIN_TASK = "rasplay.train"
-HEAVY_TASK = "rasplay.heavy"
-WORKER_KEY = "rasplay:worker:"   # + QUEUE:NAME, renewed every second by each live worker
 LOST = ("the worker training this job stopped (its process or machine ended) before the job finished; "
         "start the training again")
 
@@ -286,7 +282,7 @@ def public(job_id: str, job: dict) -> dict:
 
 
 def unavailable(e: Exception):
-    from .errors import ApiError
+    from ..errors import ApiError
 
     return ApiError(503, "unavailable", f"the job queue is unreachable ({type(e).__name__}); try again in a moment",
                     headers={"Retry-After": "10"})
@@ -298,7 +294,7 @@ class SharedJobs:
 
     def __init__(self, url: str, max_queued: int, per_client: int, time_limit: float,
                  orphan_after: float | None = None, memory_bytes: int | None = None):
-        from .celery_app import make_app
+        from .celery_base import make_app
 
         self.url = url
         self.max_queued, self.time_limit, self.memory_bytes = max_queued, time_limit, memory_bytes

@@ -13,10 +13,9 @@ import base64
 import json
 import time
 
-from .celery_app import RESULT_PREFIX, make_app
-from .errors import ApiError
-from .training_board import HEAVY_QUEUE, HEAVY_TASK
-from .process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
+from .celery_base import HEAVY_QUEUE, HEAVY_TASK, RESULT_PREFIX, make_app
+from ..errors import ApiError
+from ..process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
 
 POLL_SECONDS = 0.02
 MARGIN_SECONDS = 5.0

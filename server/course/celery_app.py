@@ -1,6 +1,6 @@
 """Training and compiler work through Celery, with Redis as broker and result backend
 (`rasplay serve --broker redis://...` on every replica, `rasplay worker --broker redis://...` on any
-machine). Only this module and training_board.py import celery and redis (the `course` extra); without a
+machine). Only course/ imports celery and redis (the `course` extra); without a
 broker nothing here is imported.
 
 A worker is two Celery workers (thread pools), one per queue, each in a process of its own (`rasplay
@@ -27,34 +27,9 @@ import time
 
 import orjson
 
-from .training_board import HEAVY_QUEUE, HEAVY_TASK, TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
+from .celery_base import HEAVY_TASK, QUEUES, TRAIN_TASK, WORKER_KEY, make_app
 
 log = logging.getLogger("rasplay.worker")
-RESULT_PREFIX = "celery-task-meta-"   # Celery's key of a task's result in its Redis result backend
-QUEUES = {"train": TRAIN_QUEUE, "heavy": HEAVY_QUEUE}
-
-
-def make_app(url: str, results: bool = True):
-    """The Celery application: Redis at `url` as the broker (and the result backend, for workers: the
-    replicas read results from Redis themselves, see RemotePool, since Celery's own result reader is
-    neither async nor safe across threads)."""
-    from celery import Celery
-
-    app = Celery("rasplay", broker=url, backend=url if results else None, set_as_current=False)
-    app.conf.update(
-        task_serializer="json", result_serializer="json", accept_content=["json"],
-        task_default_queue=HEAVY_QUEUE, task_routes={TRAIN_TASK: {"queue": TRAIN_QUEUE},
-                                                     HEAVY_TASK: {"queue": HEAVY_QUEUE}},
-        worker_prefetch_multiplier=1,       # a worker takes a task only when a thread is free for it
-        task_acks_late=False,               # a job whose worker died is failed (lease), not run twice
-        result_expires=600, task_track_started=True,
-        broker_connection_retry_on_startup=True, broker_connection_timeout=5,
-        broker_transport_options={"socket_timeout": 10, "socket_connect_timeout": 5},
-        redis_socket_timeout=10, redis_socket_connect_timeout=5,
-        task_publish_retry_policy={"max_retries": 2, "interval_start": 0.2, "interval_step": 0.5},
-        worker_hijack_root_logger=False, worker_send_task_events=False,
-    )
-    return app
 
 
 # ---------------------------------------------------------------- the worker's side
@@ -82,8 +57,8 @@ class Runtime:
         return cls(url, orphan_after)
 
     async def _start(self) -> None:
-        from .training_jobs import JobManager
-        from .process_pool import WorkerPool
+        from ..training_jobs import JobManager
+        from ..process_pool import WorkerPool
 
         s = self.settings
         if self.queue == "train":
@@ -125,7 +100,7 @@ class Runtime:
     # ---------------------------------------------------------------- a training job
 
     async def train(self, job_id: str) -> None:
-        from .training_jobs import FINISHED
+        from ..training_jobs import FINISHED
 
         job = await self.board.start(job_id, self.name)
         if job is None:
@@ -171,7 +146,7 @@ class Runtime:
     # ---------------------------------------------------------------- compiler work
 
     async def heavy_work(self, kind: str, payload: dict, timeout: float | None, client: str) -> dict:
-        from .process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
+        from ..process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
 
         try:
             body = await self.heavy.run(kind, payload, timeout, client=client)

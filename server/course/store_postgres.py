@@ -27,8 +27,8 @@ try:
 except ImportError:   # pragma: no cover - the message is the point
     raise SystemExit("rasplay: a PostgreSQL store needs psycopg: pip install 'rasplay[course]'") from None
 
-from .migrations import TABLES, NewerSchema, migrate_postgresql
-from .store import StoreCorrupt, StoreFull, StoreUnavailable, _table, canonical, content_id, model_id_of
+from ..migrations import TABLES, NewerSchema, migrate_postgresql
+from ..store_base import StoreCorrupt, StoreFull, StoreUnavailable, _table, canonical, content_id, model_id_of
 
 
 def redact(url: str) -> str:

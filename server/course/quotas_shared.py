@@ -13,8 +13,8 @@ import math
 import re
 import time
 
-from .errors import ApiError
-from .quotas import RateLimit
+from ..errors import ApiError
+from ..quotas import RateLimit
 
 log = logging.getLogger("rasplay.quotas")
 
