@@ -14,7 +14,7 @@ def estimate_bytes(config: TrainConfig, layers: int, heads: int) -> int:
     with their gradients and AdamW's two moments, the activations kept for one backward pass (and
     60% more while it runs), the attention maps extracted for head matching, and the data set."""
     d, d_mlp = config.d_model, config.d_mlp or 4 * config.d_model
-    T = config.max_len + (1 if config.bos else 0)
+    T = config.longest + (1 if config.bos else 0)   # the position table reaches the longest test input
     vocab = len(config.vocab) + 2
     classes = max(64, vocab, T)
     params = layers * (4 * d * d + 2 * d * d_mlp + 9 * d + d_mlp) + (vocab + T) * d + (d + 1) * classes
