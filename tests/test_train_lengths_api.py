@@ -25,7 +25,7 @@ def train_server(tmp_path_factory):
     server.stop()
 
 
-def read_events(url, timeout=90):
+def read_events(url, timeout=300):
     import httpx
 
     events, done = [], None
