@@ -3,7 +3,8 @@
 import { compiledAttentionFor, renderCompileForm } from "./compile.js";
 import { $, embedMode, toast } from "./page.js";
 import { saveHashSoon, state } from "./state.js";
-import { renderCurves, renderOverlay, renderTrainForm, startRuns } from "./train.js";
+import { renderLengths } from "./lengths.js";
+import { currentRuns, renderCurves, renderOverlay, renderTrainForm, startRuns } from "./train.js";
 
 export function showView(view) {
   state.view = view;
@@ -13,13 +14,17 @@ export function showView(view) {
     tab.tabIndex = on ? 0 : -1;
     $(`view-${tab.dataset.view}`).hidden = !on;
   }
-  if (view === "train") renderTrainForm($("train-form-box"), state);
+  if (view === "train") {
+    renderTrainForm($("train-form-box"), state);
+    renderLengths($("train-lengths"), currentRuns());
+  }
   if (view === "compile") renderCompileForm($("compile-form-box"), state);
   if (!embedMode) saveHashSoon();
 }
 
 async function renderTraining(finished = false) {
   await renderCurves($("train-curves"), $("train-status"));
+  await renderLengths($("train-lengths"), currentRuns());
   if (finished) renderOverlay($("train-overlay"), compiledAttentionFor(state.doc));
 }
 
