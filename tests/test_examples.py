@@ -39,6 +39,9 @@ HAND_COMPUTED = {
     "length_majority": [("abcbcb", {"majority": ["b"] * 6}), ("abab", {"majority": ["a"] * 4})],
     "length_parity": [("1101001", {"parity": [0] * 7}), ("100", {"parity": [1] * 3})],
     "length_repeat_copy": [("abcabcab", {"repeat_copy": list("----abca")}), ("xyz", {"repeat_copy": list("-xy")})],
+    "depth_L2": [("abbaab", {"in_L2": [False, True, True, True, True, True]}), ("bba", {"in_L2": [False] * 3})],
+    "depth_L3": [("aabbba", {"in_L3": [False] * 5 + [True]}), ("abbaab", {"in_L3": [False] * 3 + [True] * 3})],
+    "depth_L4": [("abbaab", {"in_L4": [False] * 5 + [True]}), ("aabbba", {"in_L4": [False] * 6})],
     "length_addition": [([3, 18, 9, 9, 4], {"carry": [0, 0, 1, 1, 1], "sum_digit": [3, 8, 0, 0, 5]}),
                         ([9, 9, 12], {"carry": [0, 0, 0], "sum_digit": [9, 9, 2]})],
 }

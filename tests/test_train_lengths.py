@@ -132,3 +132,10 @@ def test_no_positional_encoding_keeps_the_weights_layout_at_zero():
                                          output={"kind": "numerical"}))
     assert m.pos_emb.weight.shape == (5, 8) and not m.pos_emb.weight.requires_grad
     assert float(m.pos_emb.weight.abs().sum()) == 0.0
+
+
+@pytest.mark.parametrize("k", [2, 3, 4])
+def test_the_depth_hierarchy_programs_need_k_layers_by_the_analysis(k):
+    from rasplay.engine.train import load_task
+    task = load_task((ROOT / "examples" / f"depth_L{k}.rasp").read_text())
+    assert task.output == f"in_L{k}" and task.layers == k and task.heads_per_layer == [1] * k
