@@ -139,3 +139,10 @@ def test_the_depth_hierarchy_programs_need_k_layers_by_the_analysis(k):
     from rasplay.engine.train import load_task
     task = load_task((ROOT / "examples" / f"depth_L{k}.rasp").read_text())
     assert task.output == f"in_L{k}" and task.layers == k and task.heads_per_layer == [1] * k
+
+
+def test_the_memory_estimate_counts_the_longer_positions_and_inputs():
+    from rasplay.engine.train.memory import estimate_bytes
+    short = TrainConfig.from_dict({"vocab": "ab", "max_len": 20})
+    longer = TrainConfig.from_dict({"vocab": "ab", "max_len": 20, "test_min_len": 21, "test_max_len": 60})
+    assert estimate_bytes(longer, 2, 1) > 2 * estimate_bytes(short, 2, 1) - (350 << 20)

@@ -24,5 +24,8 @@ def estimate_bytes(config: TrainConfig, layers: int, heads: int) -> int:
     activations = 16 * (layers * per_layer + batch * T * (2 * d + classes)) * FLOAT // 10  # + the backward's own
     attention_maps = min(config.match_examples, config.n_test) * max(layers, 1) * heads * T * T * FLOAT
     inputs = config.n_train + config.n_test
+    if config.test_min_len is not None:    # n_test longer inputs per test bin (engine/train/lengths.py)
+        width = config.bin_width or (config.max_len - config.min_len + 1)
+        inputs += config.n_test * -(-(config.test_max_len - config.test_min_len + 1) // width)
     data = inputs * T * (3 * 8 + PYTHON_TOKEN_BYTES)
     return BASE_BYTES + training_state + activations + attention_maps + data
