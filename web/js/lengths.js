@@ -70,14 +70,19 @@ function lengthsOf(runs) {
 
 export async function renderLengths(container, runs) {
   const cfg = lengthsOf(runs);
-  container.replaceChildren();
   if (!cfg) {
-    container.append(el("p", { class: "note" }, "Give test lengths (longer than the training lengths) and start " +
-      "training: this view then shows accuracy by input length."));
+    container.replaceChildren(el("p", { class: "note" }, "Give test lengths (longer than the training lengths) and " +
+      "start training: this view then shows accuracy by input length."));
     return;
   }
-  const plot = el("div", { id: "lengths-plot", class: "curves" });
-  container.append(plot, summary(runs, cfg));
+  // the chart is kept between updates (they come every second while a job runs); the rest is redrawn
+  let plot = container.querySelector(".lengths-plot");
+  if (!plot) {
+    plot = el("div", { id: "lengths-plot", class: "curves lengths-plot" });
+    container.replaceChildren(plot);
+  }
+  while (plot.nextSibling) plot.nextSibling.remove();
+  container.append(summary(runs, cfg));
   const Plotly = await loadPlotly();
   const maxLen = cfg.max_len;
   await Plotly.react(plot, traces(runs), {
