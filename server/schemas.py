@@ -218,6 +218,17 @@ class TrainRequest(BaseModel):
     seed: int = Field(0, ge=0, le=2**31)
     example: Optional[Union[str, list[Token]]] = Field(None, description="the input whose attention the result shows")
     stop_at: Optional[float] = Field(None, gt=0, le=1, description="stop at this held-out per-sequence accuracy")
+    test_min_len: Optional[int] = Field(None, ge=2, le=512, description="longer held-out lengths (above max_len): "
+                                        "the result and every progress event carry accuracy per length bin")
+    test_max_len: Optional[int] = Field(None, ge=2, le=512)
+    bin_width: Optional[int] = Field(None, ge=1, le=512, description="lengths per test bin (default: the training "
+                                                                    "range's width; at most 32 bins)")
+    positional: Literal["learned", "random_offset", "none"] = Field(
+        "learned", description="learned positions; random_offset: learned, trained at random offsets so that every "
+                               "position up to test_max_len is trained (Huang et al.); none: no positional encoding")
+    causal: bool = Field(False, description="a causal (decoder) mask instead of bidirectional attention")
+    device: Literal["cpu", "cuda", "auto"] = Field("cpu", description="where the job trains (auto: a GPU when the "
+                                                                     "worker has one)")
     init_model: Optional[str] = Field(None, pattern=r"^m[a-z2-7]{15}$",
                                       description="start from this compiled model's weights (fine-tuning; the learning "
                                                   "rate then defaults to 1e-5, which keeps the exact model exact)")

@@ -33,6 +33,17 @@ HAND_COMPUTED = {
     "match2": [([3, 13, 7, 5, 16, 0, 11], {"has_match": [True, True, False, True, True, True, True]}),
                ([8, 1], {"has_match": [False, False]}), ([8, 8], {"has_match": [True, True]})],
     "qsparse": [([512, 701, 330, 20], {"mean": [5.0, 6.0, 2.5, 4.0]}), ([900], {"mean": [9]})],
+    # the length-generalization section (docs/length_generalization.md)
+    "length_sort": [("dbcabd", {"sorted": list("abbcdd")}), ("ba", {"sorted": list("ab")})],
+    "length_unique_copy": [("abcab", {"unique_copy": list("bcabc")}), ("abc", {"unique_copy": list("bc-")})],
+    "length_majority": [("abcbcb", {"majority": ["b"] * 6}), ("abab", {"majority": ["a"] * 4})],
+    "length_parity": [("1101001", {"parity": [0] * 7}), ("100", {"parity": [1] * 3})],
+    "length_repeat_copy": [("abcabcab", {"repeat_copy": list("----abca")}), ("xyz", {"repeat_copy": list("-xy")})],
+    "depth_L2": [("abbaab", {"in_L2": [False, True, True, True, True, True]}), ("bba", {"in_L2": [False] * 3})],
+    "depth_L3": [("aabbba", {"in_L3": [False] * 5 + [True]}), ("abbaab", {"in_L3": [False] * 3 + [True] * 3})],
+    "depth_L4": [("abbaab", {"in_L4": [False] * 5 + [True]}), ("aabbba", {"in_L4": [False] * 6})],
+    "length_addition": [([3, 18, 9, 9, 4], {"carry": [0, 0, 1, 1, 1], "sum_digit": [3, 8, 0, 0, 5]}),
+                        ([9, 9, 12], {"carry": [0, 0, 0], "sum_digit": [9, 9, 2]})],
 }
 
 

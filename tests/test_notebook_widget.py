@@ -231,3 +231,21 @@ def test_widgets_on_one_page_ask_for_the_layout_engine_once_and_for_plotly_once_
         else:
             assert page.evaluate("typeof window.Plotly") == "undefined"
         guard.close()
+
+
+def test_a_training_result_with_test_lengths_shows_the_chart_by_length(browser, served):
+    need("torch")
+    from rasplay.engine.train import train
+
+    result = train('y = tokens == "h";', {"vocab": list("helo"), "max_len": 4, "test_min_len": 5, "test_max_len": 8,
+                                          "positional": "none", "steps": 30, "d_model": 16, "n_train": 300,
+                                          "n_test": 30, "example": "hel", "eval_every": 30, "match_examples": 30})
+    w = rasplay.show('y = tokens == "h";', ["hel"], trained=result)
+    assert [b["lo"] for b in w.data["lengths"]["lengths"]["bins"]] == [1, 5]
+    guard, page = render(browser, served, w, "lengths.html")
+    assert page.locator(".rw-section[data-view='lengths']").count() == 1
+    page.wait_for_function("() => document.getElementById('lengths-plot').dataset.drawn", timeout=60_000)
+    names = page.evaluate("document.getElementById('lengths-plot').data.map(t => t.name)")
+    assert "length-free compiled model" in names and any("trained, per sequence" in n for n in names)
+    assert page.locator("#lengths-summary tr[data-bin='5-8']").count() == 1
+    guard.close()

@@ -9,6 +9,7 @@ import { followEdits, markEdited, vocabOf, vocabValue } from "./forms.js";
 import { boundTrainInputs, limitsNow, serverLimits } from "./limits.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
+import { lengthFields, readLengthFields } from "./lengths.js";
 
 const COLORS = ["#0072B2", "#D55E00"];
 
@@ -53,6 +54,7 @@ export function renderTrainForm(container, state) {
       "–",
       input({ id: "train-max-len", type: "number", value: String(TRAIN_DEFAULTS.max_len),
         "aria-label": "longest input" }))),
+    ...lengthFields(field, input),
     field("layers", layers),
     field("heads", input({ id: "train-heads", type: "number", placeholder: `${heads} (analysis)` })),
     field("width", input({ id: "train-d-model", type: "number", value: String(TRAIN_DEFAULTS.d_model) }), "d_model"),
@@ -83,6 +85,7 @@ function readForm() {
     stop_at: num("train-stop-at") === undefined ? undefined : Math.min(1, num("train-stop-at") / 100),
     lr: num("train-lr") ?? (initModel ? undefined : TRAIN_DEFAULTS.lr), batch_size: TRAIN_DEFAULTS.batch_size,
     supervise: document.getElementById("train-supervise").checked,
+    ...readLengthFields(num),
   };
 }
 

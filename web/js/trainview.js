@@ -3,11 +3,13 @@
 
 import { compiledAttentionFor } from "./compile.js";
 import { $, toast } from "./page.js";
+import { renderLengths } from "./lengths.js";
 import { state } from "./state.js";
-import { renderCurves, renderOverlay, renderTrainForm, startRuns } from "./train.js";
+import { currentRuns, renderCurves, renderOverlay, renderTrainForm, startRuns } from "./train.js";
 
 async function renderTraining(finished = false) {
   await renderCurves($("train-curves"), $("train-status"));
+  await renderLengths($("train-lengths"), currentRuns());   // accuracy by length, when the runs test longer inputs
   if (finished) renderOverlay($("train-overlay"), compiledAttentionFor(state.doc));
 }
 
@@ -24,6 +26,9 @@ const renderForm = () => renderTrainForm($("train-form-box"), state);
 export const trainView = {
   id: "train",
   label: "Train",
-  show: renderForm,
+  show() {
+    renderForm();
+    renderLengths($("train-lengths"), currentRuns());
+  },
   render: renderForm,   // the form follows the program and its inputs (forms.js)
 };
