@@ -96,7 +96,7 @@ def add_parser(sub) -> None:
 
 
 def embed_origin(text: str) -> str:
-    from rasplay.server.security import check_origin
+    from ..server.security import check_origin
 
     try:
         return check_origin(text)
@@ -105,7 +105,7 @@ def embed_origin(text: str) -> str:
 
 
 def networks(text: str) -> str:
-    from rasplay.server.clients import parse_networks
+    from ..server.clients import parse_networks
 
     try:
         parse_networks(text)
@@ -128,10 +128,10 @@ def trusted_proxies(args) -> tuple[str, ...]:
 def run(args) -> int:
     import uvicorn
 
-    from rasplay.server.app import create_app
-    from rasplay.server.process_pool import default_workers
-    from rasplay.server.settings import Settings, default_data_dir, parse_bytes
-    from rasplay.server.store import StoreCorrupt, StoreUnavailable, is_database_url, open_store
+    from ..server.app import create_app
+    from ..server.process_pool import default_workers
+    from ..server.settings import Settings, default_data_dir, parse_bytes
+    from ..server.store import StoreCorrupt, StoreUnavailable, is_database_url, open_store
 
     try:
         sizes = {name: parse_bytes(getattr(args, name)) for name in
@@ -170,7 +170,7 @@ def run(args) -> int:
     except (StoreCorrupt, StoreUnavailable) as e:
         print(f"rasplay: {e}", file=sys.stderr)
         return 1
-    from rasplay.server.app import ExercisesRefused
+    from ..server.app import ExercisesRefused
     try:
         app = create_app(settings)
     except ExercisesRefused as e:
@@ -192,8 +192,8 @@ def run(args) -> int:
             if self.started and not self.should_exit:
                 print(banner, flush=True)
 
-    from rasplay.server.clients import proxies
-    from rasplay.server.connections import protocol
+    from ..server.clients import proxies
+    from ..server.connections import protocol
     http = protocol(settings.header_seconds, settings.client_connections,
                     proxies(settings.trusted_proxies, settings.proxy_header), settings.proxy_keep_alive_seconds)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, http=http, ws="none",

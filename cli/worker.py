@@ -41,8 +41,8 @@ def add_parser(sub) -> None:
 def run(args) -> int:
     from pathlib import Path
 
-    from rasplay.server.celery_app import QUEUES, run_queue
-    from rasplay.server.settings import Settings, default_data_dir, parse_bytes
+    from ..server.celery_app import QUEUES, run_queue
+    from ..server.settings import Settings, default_data_dir, parse_bytes
 
     if not args.broker:
         print("rasplay: worker needs --broker redis://... (or RASPLAY_BROKER): the URL the replicas were given",

@@ -7,7 +7,7 @@ import re
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from rasplay.engine import Limits
+from ..engine import Limits
 
 
 def default_data_dir() -> Path:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from rasplay.engine.vocabulary import vocabulary
+from ...engine.vocabulary import vocabulary
 
 from ..schemas import Language
 
