@@ -1,4 +1,4 @@
-"""The evaluation document (DESIGN section 4): a program x inputs -> every name's values, analysis, diagnostics.
+"""The evaluation document (docs/api.md, "Evaluate a program"): a program x inputs -> every name's values, analysis, diagnostics.
 
 The program is interpreted (engine/interpret) into an operation graph; the graph runner
 (engine/graph_runner.py) computes its values on batches of inputs of equal length and token type;
@@ -257,7 +257,7 @@ def _interpret_cached(source: str, limits: Limits, load_dirs, deadline: float) -
 
 def evaluate(source: str, inputs=None, names: list[str] | None = None, input_format: str | None = None,
              limits: Limits | None = None, load_dirs: list | None = None, trace: int | None = None) -> dict:
-    """Evaluate a RASP program on inputs and return the evaluation document (DESIGN section 4).
+    """Evaluate a RASP program on inputs and return the evaluation document (docs/api.md).
 
     inputs: strings (one token per character) or lists of tokens; with input_format "json",
     strings holding JSON lists. When no inputs are given, the program's `set example` is used.

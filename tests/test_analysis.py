@@ -1,4 +1,4 @@
-"""Layer and head allocation (DESIGN section 3) and the dependency graph."""
+"""Layer and head allocation (docs/language.md, "Layers and heads") and the dependency graph."""
 from rasplay import engine
 from rasplay.engine.examples import find_example
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 import orjson
 from fastapi import APIRouter, Depends, Request
 
-from rasplay.engine.inputs import input_limit_error
+from ...engine.inputs import input_limit_error
 
 from ..errors import ApiError
 from ..quotas import client_of
@@ -102,7 +102,7 @@ async def evaluate(req: EvaluateRequest, request: Request, svc: Services = Depen
 @router.post("/analyze", response_model=AnalysisDocument, responses=RESPONSES,
              summary="Layers, heads and the dependency graph of a program")
 async def analyze(req: AnalyzeRequest, request: Request, svc: Services = Depends(services)):
-    """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
+    """The layer and head allocation (docs/language.md, "Layers and heads") with the dependency graph, for diagrams."""
     settings, cache = svc.settings, svc.cache
     check_source(req.source, settings)
     payload = {"source": req.source, "output": req.output, "limits": settings.engine_limits_json()}

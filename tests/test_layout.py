@@ -1,0 +1,78 @@
+"""The package's layout (docs/architecture.md): one import style inside it, and rooms that import only
+the rooms below them. Read from the source with `ast`, so nothing is imported or run."""
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+while not (ROOT / "pyproject.toml").exists():   # tests/<kind>/ or tests/
+    ROOT = ROOT.parent
+# folder -> its import path (pyproject.toml's package-dir)
+ROOMS = {"rasplay": "rasplay", "engine": "rasplay.engine", "server": "rasplay.server", "cli": "rasplay.cli",
+         "interop": "rasplay.interop", "web": "rasplay.web", "examples": "rasplay.examples",
+         "exercises": "rasplay.exercises"}
+# which rooms each room may import (docs/architecture.md, "Rooms and floors")
+MAY_IMPORT = {"engine": set(), "server": {"engine"}, "interop": {"engine"}, "rasplay": {"engine", "interop"},
+              "cli": {"engine", "server", "interop"}, "web": set(), "examples": set(), "exercises": set()}
+
+
+def python_files(room: str):
+    return sorted((ROOT / room).rglob("*.py"))
+
+
+def imported_modules(path: Path, room: str):
+    """(line, absolute module name, written absolutely) for every import of `path`, relative ones resolved."""
+    package = ROOMS[room].split(".") + list(path.relative_to(ROOT / room).parts[:-1])
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package[:len(package) - node.level + 1]
+                names = [node.module] if node.module else [a.name for a in node.names]
+                for name in names:
+                    yield node.lineno, ".".join(base + [name]), False
+            elif node.module:
+                yield node.lineno, node.module, True
+        elif isinstance(node, ast.Import):
+            for alias in node.names:
+                yield node.lineno, alias.name, True
+
+
+def room_of(module: str) -> str | None:
+    """The room a `rasplay...` module lives in (None for anything outside rasplay)."""
+    parts = module.split(".")
+    if parts[0] != "rasplay":
+        return None
+    if len(parts) > 1 and f"rasplay.{parts[1]}" in ROOMS.values():
+        return parts[1]
+    return "rasplay"
+
+
+@pytest.mark.parametrize("room", sorted(ROOMS))
+def test_imports_inside_the_package_are_relative(room):
+    absolute = [f"{path.relative_to(ROOT)}:{line}: {module}"
+                for path in python_files(room) for line, module, written in imported_modules(path, room)
+                if written and room_of(module) is not None]
+    assert absolute == [], "write these imports relative (from ..engine import X):\n" + "\n".join(absolute)
+
+
+@pytest.mark.parametrize("room", sorted(ROOMS))
+def test_a_room_imports_only_rooms_below_it(room):
+    upward = [f"{path.relative_to(ROOT)}:{line}: {module}"
+              for path in python_files(room) for line, module, _ in imported_modules(path, room)
+              if room_of(module) not in (None, room) and room_of(module) not in MAY_IMPORT[room]]
+    assert upward == [], f"{room}/ may import only {sorted(MAY_IMPORT[room])}:\n" + "\n".join(upward)
+
+
+def test_the_rooms_are_the_package_dirs_of_pyproject():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    for folder, module in ROOMS.items():
+        assert f'"{module}" = "{folder}"' in text
+
+
+def test_the_checks_see_a_relative_import_across_rooms():
+    """The resolution the two tests above rely on: `...engine` from server/api/ is rasplay.engine."""
+    path = ROOT / "server" / "api" / "evaluate.py"
+    modules = {module for _, module, _ in imported_modules(path, "server")}
+    assert "rasplay.engine.inputs" in modules and "rasplay.server.errors" in modules
+    assert room_of("rasplay.engine.inputs") == "engine" and room_of("rasplay") == "rasplay"
