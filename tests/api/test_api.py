@@ -6,7 +6,7 @@ import pytest
 
 from rasplay.server.links import decode_state
 from rasplay.engine.examples import load_examples
-from conftest import wait_for
+from support.waiting import wait_for
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);\n"
 
@@ -158,7 +158,7 @@ def test_health_and_openapi(api):
 
 
 def test_cors_is_off_by_default_and_configurable(api, tmp_path):
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     origin = "https://course.example.org"
     r = api.options("/api/v1/evaluate", headers={"Origin": origin, "Access-Control-Request-Method": "POST"})
@@ -188,7 +188,7 @@ def test_static_app_and_local_plotly(api):
 # ------------------------------------------------------------------ a hung evaluation does not block others
 
 def test_hung_evaluation_is_killed_while_others_are_answered(tmp_path):
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     # the engine's own time check is set far away, so only the hard kill can stop this program
     server = LiveServer(tmp_path, settings="workers=2, eval_seconds=3.0, engine_seconds=120.0")
@@ -227,7 +227,7 @@ def test_hung_evaluation_is_killed_while_others_are_answered(tmp_path):
 # ------------------------------------------------------------------ share links survive restarts and kill -9
 
 def test_share_links_survive_restart_and_kill_9(tmp_path):
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     server = LiveServer(tmp_path, "--workers", "1")
     saved = {}

@@ -4,7 +4,7 @@ import json
 
 import httpx
 import pytest
-from conftest import need
+from support.needs import need
 
 
 def error_of(r, status):

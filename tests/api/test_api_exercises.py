@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from live_server import ROOT, LiveServer, free_port
+from support.live_server import ROOT, LiveServer, free_port
 
 COPY = """# title: Copy the tokens
 # order: 5

@@ -17,7 +17,7 @@ schema = schemathesis.pytest.from_fixture("api_schema")
 def fuzz_server(tmp_path_factory):
     """A server of its own: the training jobs that generated requests start end within seconds and
     cannot delay later tests."""
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     # A request waits up to QUEUE_SECONDS for a free worker (the default, 10 s, is also the client's
     # timeout: on a busy machine, with workers killed and restarted by the fuzzing, a wait that long

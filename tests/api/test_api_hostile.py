@@ -10,7 +10,7 @@ import time
 import httpx
 import pytest
 
-from live_server import LiveServer
+from support.live_server import LiveServer
 from rasplay.server.process_pool import memory_of
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);"

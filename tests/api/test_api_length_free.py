@@ -3,7 +3,7 @@ from pathlib import Path
 
 from rasplay.engine.examples import find_example
 
-PROGRAMS = Path(__file__).parent / "length_free_programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "length_free_programs"
 
 
 def test_compile_length_free_and_run_long_inputs(api):

@@ -10,8 +10,8 @@ import threading
 import httpx
 import pytest
 
-from live_server import ROOT, LiveServer
-from conftest import wait_for
+from support.live_server import ROOT, LiveServer
+from support.waiting import wait_for
 
 REVERSE = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nreverse = aggregate(flip, tokens);"
 MiB = 1 << 20

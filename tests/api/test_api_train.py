@@ -4,7 +4,7 @@ import time
 
 import httpx
 import pytest
-from conftest import need
+from support.needs import need
 
 need("torch")
 pytestmark = pytest.mark.train
@@ -14,7 +14,7 @@ HIST = "same = select(tokens, tokens, ==);\nhist = selector_width(same);\n"
 
 @pytest.fixture(scope="module")
 def train_server(tmp_path_factory):
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     server = LiveServer(tmp_path_factory.mktemp("train"), "--workers", "2", "--train-jobs", "1",
                         "--train-queue", "1", "--train-seconds", "60")

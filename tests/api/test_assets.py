@@ -17,7 +17,7 @@ import pytest
 from rasplay.server import assets as assets_module
 from rasplay.server.assets import IMMUTABLE, WebAssets, accepted_encoding
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 WEB = ROOT / "web"
 LOCAL_REF = re.compile(r"""\b(?:src|href)=["'](/[^"'#?]*)""")
 

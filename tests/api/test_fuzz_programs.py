@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings, strategies as st
 
 from rasplay import engine
 
-EXAMPLES = sorted((Path(__file__).resolve().parents[1] / "examples").glob("*.rasp"))
+EXAMPLES = sorted((Path(__file__).resolve().parents[2] / "examples").glob("*.rasp"))
 SOURCES = [p.read_text() for p in EXAMPLES]
 LIMITS = engine.Limits(eval_seconds=2.0, max_nodes=5000, max_iterations=20_000)
 

@@ -15,7 +15,7 @@ import time
 
 import pytest
 
-from live_server import ROOT, free_port
+from support.live_server import ROOT, free_port
 
 SERVER = """
 import sys, uvicorn

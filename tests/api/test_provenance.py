@@ -89,10 +89,10 @@ from pathlib import Path  # noqa: E402
 
 from hypothesis import given, strategies as st  # noqa: E402
 
-from provenance_reference import reference_provenance  # noqa: E402
+from support.provenance_reference import reference_provenance  # noqa: E402
 from rasplay import engine  # noqa: E402
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 PROGRAMS = {name: (EXAMPLES / f"{name}.rasp").read_text() for name in ("dyck2", "sort_unique", "most_frequent")}
 ALPHABETS = {"dyck2": "(){}", "sort_unique": "abcdefgh", "most_frequent": "abc"}
 

@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from live_server import LiveServer
+from support.live_server import LiveServer
 from rasplay.server.security import check_origin, headers_for
 
 PAGES = ["/", "/embed", "/docs", "/index.html", "/style.css", "/js/main.js", "/vendor/plotly.min.js",

@@ -11,7 +11,7 @@ import httpx
 import pytest
 from hypothesis import given, strategies as st
 
-from live_server import LiveServer
+from support.live_server import LiveServer
 from rasplay.server.clients import Proxies, parse_networks, proxies
 
 TRUSTED = Proxies(parse_networks("127.0.0.1, 10.0.0.0/8, fd00::/8"))
@@ -185,7 +185,7 @@ def test_a_bad_trusted_proxy_stops_the_server_with_one_line(tmp_path):
     import subprocess
     import sys
 
-    from live_server import ROOT
+    from support.live_server import ROOT
     p = subprocess.run([sys.executable, "-m", "rasplay.cli", "serve", "--port", "0", "--data-dir",
                         str(tmp_path), "--trusted-proxy", "10.0.0.0/33"], capture_output=True, text=True,
                        timeout=120, cwd=ROOT)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser_security import Watched
+from support.browser_kit import Watched
 
 pytestmark = pytest.mark.browser
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from a11y import audit
-from test_browser import open_app, set_program
+from support.a11y import audit
+from support.browser_kit import open_app, set_program
 
 pytestmark = pytest.mark.browser
 

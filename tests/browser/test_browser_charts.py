@@ -1,7 +1,7 @@
 """The page on its partial plotly.js bundle (core + heatmap: web/vendor/plotly-build), in Chromium, guarded to 127.0.0.1: every kind of chart the
 page draws (the selector heatmap in the page's own SVG; with plotly: compiled attention, the soft-attention
 study's curves, imported attention overlays) renders (plotly's with trace types the served bundle holds), the
-selector heatmap exports to PNG and SVG, and every file comes compressed under a versioned URL. (Training curves and the trained overlay: test_browser.py's train test, on the same
+selector heatmap exports to PNG and SVG, and every file comes compressed under a versioned URL. (Training curves and the trained overlay: test_browser_page.py's train test, on the same
 bundle; timings and sizes: bench/page_weight.py.)"""
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import json
 import pytest
 
 from rasplay.server.assets import MIN_COMPRESS
-from test_browser import ARTIFACTS, heatmap_z, open_app  # noqa: F401   (the `guarded` fixture is test_browser's)
+from support.browser_kit import ARTIFACTS, heatmap_z, open_app  # noqa: F401   (the `guarded` fixture is test_browser's)
 
 pytestmark = pytest.mark.browser
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from test_browser import ARTIFACTS, Guarded, address_writes, open_app, runs, set_program
+from support.browser_kit import ARTIFACTS, Guarded, address_writes, open_app, runs, set_program
 
 pytestmark = pytest.mark.browser
 
@@ -225,7 +225,7 @@ def server_without_torch(tmp_path_factory):
     """`rasplay serve` (with its default two warm training processes) where PyTorch cannot be imported."""
     import os
 
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     blocker = tmp_path_factory.mktemp("no-torch")
     (blocker / "sitecustomize.py").write_text(BLOCK_TORCH)
@@ -335,7 +335,7 @@ def embed_frame(host, link):
 
 
 def test_a_640x480_embed_shows_the_code_values_and_heatmap_and_an_exercise_is_solved_in_place(guarded, live_server):
-    from test_browser_classroom import course_page
+    from support.browser_kit import course_page
 
     page = guarded.page()
     ready(page, live_server.url)

@@ -6,18 +6,15 @@ may leave 127.0.0.1); screenshots at 1280x800, 1920x1080, 1280x720, 800 and 600 
 640x480 embed go to test-artifacts/classroom-*.png (look at them)."""
 from __future__ import annotations
 
-import http.server
 import json
 import re
-import threading
 import time
-from contextlib import contextmanager
 
 import httpx
 import pytest
 
-from test_browser import ARTIFACTS, Guarded, address_writes, open_app, runs, set_program
-from conftest import need
+from support.browser_kit import course_page, ARTIFACTS, Guarded, address_writes, open_app, runs, set_program
+from support.needs import need
 
 pytestmark = pytest.mark.browser
 
@@ -28,7 +25,7 @@ REVERSE_OPP = "opp = length - indices - 1;\nflip = select(indices, opp, ==);\nre
 def server(tmp_path_factory):
     """A server of this module's own: inputs up to 256 tokens, two training jobs side by side with a
     warm spare process, time for training on a shared machine."""
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     s = LiveServer(tmp_path_factory.mktemp("classroom"), "--workers", "2", "--eval-seconds", "5",
                    "--max-input-length", "256", "--train-jobs", "2", "--train-warm", "2", "--train-queue", "4",
@@ -236,29 +233,6 @@ def _check_embed(host):
     host.screenshot(path=ARTIFACTS / "classroom-embed-640x480.png")
 
 
-@contextmanager
-def course_page(html: str):
-    """A course page on another loopback origin that embeds rasplay (frame-ancestors needs an http page)."""
-    body = html.encode()
-
-    class Handler(http.server.BaseHTTPRequestHandler):
-        def do_GET(self):
-            self.send_response(200)
-            self.send_header("Content-Type", "text/html; charset=utf-8")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
-
-        def log_message(self, *args):
-            pass
-
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{httpd.server_address[1]}/course.html"
-    finally:
-        httpd.shutdown()
 
 
 # ------------------------------------------------------------------ 5. links keep the whole state

@@ -6,10 +6,10 @@ from pathlib import Path
 import pytest
 
 from rasplay.server.links import link_fragment
-from test_browser import Guarded, open_app, set_program
+from support.browser_kit import Guarded, open_app, set_program
 
 pytestmark = pytest.mark.browser
-SHIFT = (Path(__file__).resolve().parents[1] / "examples" / "shift.rasp").read_text()
+SHIFT = (Path(__file__).resolve().parents[2] / "examples" / "shift.rasp").read_text()
 
 
 def test_compile_and_train_forms_preselect_the_default_output(browser, live_server):

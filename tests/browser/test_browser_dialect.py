@@ -5,10 +5,10 @@ from pathlib import Path
 import pytest
 
 from rasplay.server.links import link_fragment
-from test_browser import Guarded, open_app, set_program
+from support.browser_kit import Guarded, open_app, set_program
 
 pytestmark = pytest.mark.browser
-DYCK = (Path(__file__).resolve().parent / "length_free_programs" / "dyck1.rasp").read_text()
+DYCK = (Path(__file__).resolve().parents[1] / "length_free_programs" / "dyck1.rasp").read_text()
 
 
 def test_dialect_line_follows_the_program(browser, live_server):
@@ -27,7 +27,7 @@ def test_dialect_line_follows_the_program(browser, live_server):
         guarded.close()
 
 
-AB = (Path(__file__).resolve().parent / "length_free_programs" / "a_before_b.rasp").read_text()
+AB = (Path(__file__).resolve().parents[1] / "length_free_programs" / "a_before_b.rasp").read_text()
 
 
 def test_compile_for_every_length_plots_agreement_by_length(browser, live_server):

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from test_browser import ARTIFACTS, heatmap_z, open_app, runs, set_program, wait_for_run  # noqa: F401
+from support.browser_kit import ARTIFACTS, heatmap_z, open_app, runs, set_program, wait_for_run  # noqa: F401
 
 pytestmark = pytest.mark.browser
 

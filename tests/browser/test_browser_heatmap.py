@@ -8,7 +8,7 @@ import xml.etree.ElementTree as ET
 
 import pytest
 
-from test_browser import cell_centre, heatmap_field, heatmap_z, open_app
+from support.browser_kit import cell_centre, heatmap_field, heatmap_z, open_app
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import open_app, set_program
+from support.browser_kit import open_app, set_program
 
 pytestmark = pytest.mark.browser
 

@@ -6,112 +6,13 @@ from __future__ import annotations
 import json
 import re
 from contextlib import contextmanager
-import time
-from pathlib import Path
 
 import pytest
-from conftest import need
+from support.needs import need
+from support.browser_kit import (ARTIFACTS, PLOTLY_FILE, Guarded, cell_centre, drawn, heatmap_field, heatmap_z,  # noqa: F401
+                                 open_app, runs, set_program, wait_for_run)
 
 pytestmark = pytest.mark.browser
-
-ARTIFACTS = Path(__file__).resolve().parents[1] / "test-artifacts"
-# (the session's `browser` fixture lives in conftest.py, so that every browser test module shares one Chromium)
-
-
-# Only requests leaving loopback are routed (and failed). A regex is matched by the browser driver, so
-# local requests are not intercepted at all: a download from our own server that was routed would be
-# cancelled by Playwright.
-OUTSIDE_LOOPBACK = re.compile(r"^(?!data:|blob:|https?://127\.0\.0\.1[:/]).*")
-
-
-def _expected_api_error(text: str) -> bool:
-    """The browser logs every 4xx answer; the app shows those to the user (they are not page errors)."""
-    return text.startswith("Failed to load resource: the server responded with a status of 4")
-
-
-class Guarded:
-    """A browser context whose pages may only talk to 127.0.0.1."""
-
-    def __init__(self, browser, viewport=(1280, 800), **kw):
-        width, height = viewport
-        self.context = browser.new_context(viewport={"width": width, "height": height}, accept_downloads=True, **kw)
-        self.outside: list[str] = []
-        self.errors: list[str] = []
-        self.context.route(OUTSIDE_LOOPBACK, self._guard)
-
-    def _guard(self, route):
-        self.outside.append(route.request.url)
-        route.abort()
-
-    def page(self):
-        page = self.context.new_page()
-        page.on("pageerror", lambda e: self.errors.append(str(e)))
-        page.on("console", lambda m: m.type == "error" and not _expected_api_error(m.text) and self.errors.append(m.text))
-        return page
-
-    def close(self):
-        self.context.close()
-        assert self.outside == [], f"the page requested outside 127.0.0.1: {self.outside}"
-        assert self.errors == [], f"errors in the page: {self.errors}"
-
-
-def open_app(page, url, path="/"):
-    start = time.monotonic()
-    page.goto(url + path)
-    page.wait_for_selector("body[data-ready='1']", timeout=15000)
-    return time.monotonic() - start
-
-
-def runs(page) -> int:
-    return int(page.evaluate("document.body.dataset.runs || 0"))
-
-
-def wait_for_run(page, before: int):
-    page.wait_for_function(f"() => Number(document.body.dataset.runs || 0) > {before}", timeout=10000)
-
-
-def drawn(page) -> int:
-    return int(page.evaluate("document.getElementById('heatmap-plot').dataset.drawn || 0"))
-
-
-# The Program view's heatmap (web/js/heatmapsvg.js) keeps what it drew on its element: z (the 0/1 matrix), x and y
-# (key and query labels), widths, text (the dots), hover(q, k), cellCentre(q, k) and widthCentre(q) (page px).
-HEATMAP = "document.getElementById('heatmap-plot').heatmap"
-
-
-def heatmap_z(page):
-    page.wait_for_function("() => document.getElementById('heatmap-plot').dataset.drawn", timeout=15000)
-    return page.evaluate(f"{HEATMAP}.z")
-
-
-def heatmap_field(page, expression: str):
-    """A field of the drawn heatmap: heatmap_field(page, "widths"), heatmap_field(page, "hover(0, 4)")."""
-    heatmap_z(page)
-    return page.evaluate(f"{HEATMAP}.{expression}")
-
-
-def cell_centre(page, q: int, k: int) -> tuple[float, float]:
-    """Page coordinates of heatmap cell (query q, key k)."""
-    return tuple(heatmap_field(page, f"cellCentre({q}, {k})"))
-
-
-PLOTLY_FILE = re.compile(r"^http://127\.0\.0\.1:\d+(/v/\w+)?/vendor/plotly\.min\.js$")
-
-
-def address_writes(page) -> int:
-    """How many of the page's delayed address-bar writes have settled (web/js/state.js counts them)."""
-    return page.evaluate("Number(document.body.dataset.addressWrites || 0)")
-
-
-def set_program(page, source: str):
-    """Replace the editor's text the way a user would (select all, type)."""
-    before = runs(page)
-    page.click(".cm-content")
-    page.keyboard.press("Control+a")
-    page.keyboard.insert_text(source)
-    page.keyboard.press("Control+Enter")
-    wait_for_run(page, before)
-
 
 # ------------------------------------------------------------------ the first visit
 

@@ -8,54 +8,15 @@ import re
 import pytest
 
 from rasplay.server.links import link_fragment
-from test_browser import Guarded, cell_centre, heatmap_field, heatmap_z, open_app, runs, set_program, wait_for_run
+from support.browser_kit import Watched, cell_centre, heatmap_field, heatmap_z, open_app, runs, set_program, wait_for_run
 
 pytestmark = pytest.mark.browser
 
 PAYLOAD = "<img src=x id=pwned onerror=alert(1)>"
 
 # Every CSP violation in any document of the context is reported here, whether or not Chromium logs it.
-REPORT_VIOLATIONS = """
-document.addEventListener("securitypolicyviolation", (e) =>
-  window.__rasplayCsp(`${e.effectiveDirective} blocked ${e.blockedURI || "inline"} in ${e.sourceFile}:${e.lineNumber}`));
-"""
 
 
-class Watched(Guarded):
-    """A guarded context (no request outside 127.0.0.1, no page error) that also fails on any dialog (alert,
-    confirm, prompt: the sign of injected script) and on any CSP violation."""
-
-    def __init__(self, browser, **kw):
-        super().__init__(browser, **kw)
-        self.dialogs: list[str] = []
-        self.violations: list[str] = []
-        self.context.expose_function("__rasplayCsp", self._violation)
-        self.context.add_init_script(REPORT_VIOLATIONS)
-
-    def page(self):
-        page = super().page()
-        page.on("dialog", self._dialog)
-        page.on("console", self._console)
-        return page
-
-    def _console(self, message):
-        """Chromium warns of a header it could not apply (a policy it does not know)."""
-        if message.type == "warning" and re.search(r"Policy|policy", message.text):
-            self.errors.append(message.text)
-
-    def _violation(self, text: str):
-        self.violations.append(text)
-
-    def _dialog(self, dialog):
-        self.dialogs.append(f"{dialog.type}: {dialog.message}")
-        dialog.dismiss()
-
-    def close(self):
-        self.context.close()
-        assert self.dialogs == [], f"a dialog opened (injected script ran): {self.dialogs}"
-        assert self.violations == [], f"Content-Security-Policy violations: {self.violations}"
-        assert self.outside == [], f"the page requested outside 127.0.0.1: {self.outside}"
-        assert self.errors == [], f"errors in the page: {self.errors}"
 
 
 @pytest.fixture

@@ -11,12 +11,12 @@ from pathlib import Path
 import httpx
 import pytest
 
-from provenance_reference import reference_provenance
-from test_browser import ARTIFACTS, Guarded, open_app, runs, set_program, wait_for_run
+from support.provenance_reference import reference_provenance
+from support.browser_kit import ARTIFACTS, Guarded, open_app, runs, set_program, wait_for_run
 
 pytestmark = pytest.mark.browser
 
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 GEOMETRY = (FIXTURES / "diagram_geometry.js").read_text()
 SYNTHETIC = (FIXTURES / "synthetic_6_layers.rasp").read_text()
 EXAMPLES = ("dyck2", "sort_unique", "most_frequent")

@@ -12,13 +12,13 @@ import pytest
 import rasplay
 from rasplay.interop.notebook import PAGE_MODULES, page_modules, widget_esm
 
-from conftest import need
+from support.needs import need
 anywidget = need("anywidget")
-from test_browser import Guarded  # noqa: E402   (the `browser` fixture is conftest's)
+from support.browser_kit import Guarded  # noqa: E402   (the `browser` fixture is conftest's)
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REVERSE = (ROOT / "bench/tracr_programs/reverse.rasp").read_text()
 
 

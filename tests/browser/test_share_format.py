@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from rasplay.server.links import decode_state, encode_state, link_fragment
-from test_browser import Guarded, open_app
+from support.browser_kit import Guarded, open_app
 
-FIXTURE = json.loads((Path(__file__).parent / "fixtures" / "share_links_v1.json").read_text(encoding="utf-8"))
+FIXTURE = json.loads((Path(__file__).resolve().parents[1] / "fixtures" / "share_links_v1.json").read_text(encoding="utf-8"))
 CASES = FIXTURE["cases"]
 
 

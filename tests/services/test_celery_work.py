@@ -1,4 +1,4 @@
-"""Training and compiler work through Celery with a real Redis (Debian's redis-server, tests/redis_server.py),
+"""Training and compiler work through Celery with a real Redis (Debian's redis-server, tests/support/redis_server.py),
 a real `rasplay worker` and real `rasplay serve --broker` replicas, all separate processes: any replica
 streams, resumes (Last-Event-ID) and cancels any job; the per-client share holds across replicas; a
 worker killed with SIGKILL mid-training leaves its job `failed` with the reason, on the status route and
@@ -13,10 +13,11 @@ import sys
 
 import httpx
 import pytest
-from conftest import need, wait_for
+from support.needs import need
+from support.waiting import wait_for
 
-from live_server import ROOT, LiveServer
-from redis_server import redis_server  # noqa: F401 - fixture
+from support.live_server import ROOT, LiveServer
+from support.redis_server import redis_server  # noqa: F401 - fixture
 
 need("torch")
 need("celery")
@@ -244,7 +245,7 @@ def test_the_worker_needs_a_broker_and_known_queues():
 
 @pytest.mark.browser
 def test_the_page_says_when_the_worker_training_its_job_died(course, guarded):
-    from test_browser import open_app
+    from support.browser_kit import open_app
 
     worker = course["worker"]
     page = guarded.page()

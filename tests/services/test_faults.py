@@ -11,9 +11,9 @@ import uuid
 
 import httpx
 
-from postgres_server import postgres_server, postgres_url  # noqa: F401 - fixtures
-from redis_server import redis_server  # noqa: F401 - fixture
-from replica_servers import Load, stored_ids, two_replicas
+from support.postgres_server import postgres_server, postgres_url  # noqa: F401 - fixtures
+from support.redis_server import redis_server  # noqa: F401 - fixture
+from support.replica_servers import Load, stored_ids, two_replicas
 
 
 def assert_no_link_or_model_lost(load: Load, store_url: str) -> tuple[int, int]:

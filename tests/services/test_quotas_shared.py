@@ -1,5 +1,5 @@
 """Per-client write buckets shared by replicas through a real Redis (Debian's redis-server, started by
-tests/redis_server.py): two real servers give a client one allowance between them, not one each; with
+tests/support/redis_server.py): two real servers give a client one allowance between them, not one each; with
 Redis stopped each falls back to its own bucket, and uses Redis again once it is back."""
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import uuid
 
 import pytest
 
-from live_server import LiveServer
-from redis_server import redis_server  # noqa: F401 - fixture
+from support.live_server import LiveServer
+from support.redis_server import redis_server  # noqa: F401 - fixture
 from rasplay.server.errors import ApiError
 from rasplay.server.quotas_shared import RedisRateLimit, rate_limit
 

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import uuid
 
-from postgres_server import postgres_server, postgres_url  # noqa: F401 - fixtures
-from redis_server import redis_server  # noqa: F401 - fixture
-from replica_servers import stored_ids, two_replicas
+from support.postgres_server import postgres_server, postgres_url  # noqa: F401 - fixtures
+from support.redis_server import redis_server  # noqa: F401 - fixture
+from support.replica_servers import stored_ids, two_replicas
 
 REVERSE = ("opp_index = length - indices - 1;\nflip = select(indices, opp_index, ==);\n"
            "reverse = aggregate(flip, tokens);")

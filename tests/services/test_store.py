@@ -1,5 +1,5 @@
 """The store of links and models, the same tests against SQLite (the default) and a real PostgreSQL
-(Debian's package, started by tests/postgres_server.py): ids, round trips, reopening, migrations, the
+(Debian's package, started by tests/support/postgres_server.py): ids, round trips, reopening, migrations, the
 size cap, PostgreSQL stopping and coming back, `rasplay store copy`, and replicas sharing one store."""
 from __future__ import annotations
 
@@ -12,8 +12,8 @@ import threading
 
 import pytest
 
-from live_server import ROOT, LiveServer, free_port
-from postgres_server import postgres_server, postgres_url  # noqa: F401 - fixtures
+from support.live_server import ROOT, LiveServer, free_port
+from support.postgres_server import postgres_server, postgres_url  # noqa: F401 - fixtures
 from rasplay.server.migrations import LATEST
 from rasplay.server.store import StoreCorrupt, StoreFull, StoreUnavailable, open_store
 

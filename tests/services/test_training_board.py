@@ -1,4 +1,4 @@
-"""The job board of replicas with a broker (server/training_board.py) against a real Redis (tests/redis_server.py):
+"""The job board of replicas with a broker (server/training_board.py) against a real Redis (tests/support/redis_server.py):
 shares taken atomically by replicas submitting together, a job ends once whoever ends it, nothing follows
 its end in its stream, events resume from any index, and a running job whose worker stopped renewing its
 lease ends `failed` with the reason."""
@@ -9,9 +9,9 @@ import concurrent.futures
 import time
 
 import pytest
-from conftest import need
+from support.needs import need
 
-from redis_server import redis_server  # noqa: F401 - fixture
+from support.redis_server import redis_server  # noqa: F401 - fixture
 
 need("redis")
 

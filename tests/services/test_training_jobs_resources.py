@@ -7,7 +7,7 @@ import os
 import pytest
 
 from rasplay.server.training_jobs import FINISHED, JobManager
-from conftest import need
+from support.needs import need
 
 
 def run(coro):
@@ -25,7 +25,7 @@ async def until(job, statuses=FINISHED, timeout=120):
 
 def test_a_job_over_its_memory_limit_is_stopped_with_a_clear_error():
     async def scenario():
-        jobs = JobManager("job_runners.allocate", 2, 2, time_limit=120, memory_bytes=200 << 20)
+        jobs = JobManager("support.job_runners.allocate", 2, 2, time_limit=120, memory_bytes=200 << 20)
         small, large = jobs.submit({"mib": 20}), jobs.submit({"mib": 400})
         await until(large)
         assert large.status == "failed" and "memory" in large.error and "200 MiB" in large.error
@@ -43,7 +43,7 @@ def test_a_job_over_its_memory_limit_is_stopped_with_a_clear_error():
 @pytest.mark.parametrize("ending", ["cancel", "timeout"])
 def test_a_killed_job_leaves_no_temporary_directory(ending, tmp_path):
     async def scenario():
-        jobs = JobManager("job_runners.write_and_hang", 1, 1, time_limit=20 if ending == "timeout" else 300,
+        jobs = JobManager("support.job_runners.write_and_hang", 1, 1, time_limit=20 if ending == "timeout" else 300,
                           workroot=tmp_path / "jobs")
         job = jobs.submit({})
         while not job.events:   # the runner has written into its directory (a process starts in seconds)
@@ -65,7 +65,7 @@ def test_directories_left_by_a_killed_server_are_removed_at_start(tmp_path):
     left = tmp_path / "jobs" / "rasplay-job-0001abcd-x"
     left.mkdir(parents=True)
     (left / "model.npz").write_bytes(b"x" * 100)
-    JobManager("job_runners.write_and_hang", 1, 1, time_limit=10, workroot=tmp_path / "jobs")
+    JobManager("support.job_runners.write_and_hang", 1, 1, time_limit=10, workroot=tmp_path / "jobs")
     assert os.listdir(tmp_path / "jobs") == []
 
 
@@ -103,7 +103,7 @@ def test_job_ids_keep_one_width_past_ten_thousand_jobs():
     from rasplay.server.training_jobs import JOB_ID_PATTERN
 
     async def scenario():
-        jobs = JobManager("job_runners.allocate", 0, 2, time_limit=10)   # no job ever starts: queue and cancel
+        jobs = JobManager("support.job_runners.allocate", 0, 2, time_limit=10)   # no job ever starts: queue and cancel
         ids = set()
         for _ in range(10_001):
             job = jobs.submit({"mib": 1}, "127.0.0.9")
@@ -122,7 +122,7 @@ def test_one_client_gets_its_share_of_jobs_and_clients_take_turns():
     from rasplay.server.training_jobs import ClientFull
 
     async def scenario():
-        jobs = JobManager("job_runners.allocate", 1, 3, time_limit=120, per_client=2)
+        jobs = JobManager("support.job_runners.allocate", 1, 3, time_limit=120, per_client=2)
         a1, a2 = jobs.submit({"mib": 1}, "A"), jobs.submit({"mib": 1}, "A")
         with pytest.raises(ClientFull):
             jobs.submit({"mib": 1}, "A")   # A holds its two places: the other two are left for others
@@ -139,5 +139,5 @@ def test_one_client_gets_its_share_of_jobs_and_clients_take_turns():
 
 
 def test_one_client_never_holds_every_place():
-    jobs = JobManager("job_runners.allocate", 1, 1, time_limit=10, per_client=5)
+    jobs = JobManager("support.job_runners.allocate", 1, 1, time_limit=10, per_client=5)
     assert jobs.per_client == 1   # two places in all: one client may take one

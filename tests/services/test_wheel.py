@@ -18,9 +18,9 @@ from pathlib import Path
 import httpx
 import pytest
 
-from live_server import free_port
+from support.live_server import free_port
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 DEPENDENCIES = ["numpy", "lark", "fastapi", "uvicorn", "orjson", "pydantic", "starlette_compress", "brotli"]
 # where the page's ES modules and the page itself name other files of the app (plotly.js: `new URL(...)`, loaded
 # when a chart needs it)

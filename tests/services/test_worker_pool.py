@@ -1,30 +1,17 @@
 """The generic worker pool: pipelining, the hard time limit, requests queued behind a hung one, the
 memory limit, caches bounded by bytes, the queue wait. The pool runs the tests' own work kinds
-(tests/pool_kinds.py)."""
+(tests/support/pool_kinds.py)."""
 import asyncio
 
 import orjson
 import pytest
 
-from conftest import run_async
+from support.pools import with_pool
+from support.waiting import run_async
 
-from rasplay.server.process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, WorkerPool
-
-KINDS = "pool_kinds"
-
+from rasplay.server.process_pool import EvaluationTimeout, MemoryLimit, PoolBusy
 
 run = run_async   # asyncio.run in a thread of its own (Playwright may hold this thread's loop)
-
-
-def with_pool(scenario, *args, **kw):
-    async def main():
-        pool = WorkerPool(*args, registry=KINDS, **kw)
-        await pool.start()
-        try:
-            return await scenario(pool)
-        finally:
-            await pool.close()
-    return run(main())
 
 
 def test_requests_queued_behind_a_hung_one_move_to_a_new_worker():

@@ -1,12 +1,12 @@
 """The worker pool's time limits per call (server/process_pool.py): a call pipelined behind another is timed from
 its own start, not from the start of the call before it, and a call's own `timeout` overrides the pool's in
-both directions. The pool runs the tests' own work kinds (tests/pool_kinds.py)."""
+both directions. The pool runs the tests' own work kinds (tests/support/pool_kinds.py)."""
 import asyncio
 
 import pytest
 
 from rasplay.server.process_pool import EvaluationTimeout, PoolBusy
-from test_workers import with_pool   # the pool on the tests' own work kinds, in a loop of its own
+from support.pools import with_pool   # the pool on the tests' own work kinds, in a loop of its own
 
 
 async def until(condition):

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from live_server import free_port
-from conftest import unavailable
+from .live_server import free_port
+from .needs import unavailable
 
 
 def _bin_dir() -> Path | None:

@@ -1,4 +1,4 @@
-"""An independent reference for provenance (issue 22), used by tests/test_provenance.py and tests/test_diagram.py:
+"""An independent reference for provenance (issue 22), used by tests/api/test_provenance.py and tests/browser/test_diagram.py:
 a plain recursive walk over an evaluation document (graph edges, the trace's selector matrices), one position
 at a time. It shares nothing with engine/provenance.py."""
 from __future__ import annotations

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from live_server import free_port
-from conftest import unavailable
+from .live_server import free_port
+from .needs import unavailable
 
 
 class RedisServer:

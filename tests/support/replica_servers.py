@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 
 import httpx
 
-from live_server import LiveServer
+from .live_server import LiveServer
 
 
 @contextmanager

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from rasplay import engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run(*args, stdin=None):

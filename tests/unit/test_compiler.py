@@ -9,7 +9,7 @@ from rasplay import engine
 from rasplay.engine import CompileLimits, RaspError
 from rasplay.engine.examples import find_example, load_examples
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 TRACR = ROOT / "bench" / "tracr_programs"
 # Tracr's residual widths at max_len 5 / 10 with the same 3-token vocabulary as ours (issue 15); sort: Tracr's
 # make_sort needs numerical keys, its figures are for 3 numbers (issue 5)

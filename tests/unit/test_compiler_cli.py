@@ -8,7 +8,7 @@ import numpy as np
 
 from rasplay import engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REVERSE = ROOT / "examples" / "reverse.rasp"
 
 

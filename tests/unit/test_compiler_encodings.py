@@ -7,7 +7,7 @@ import pytest
 
 from rasplay.engine import RaspError
 
-from compiler_stages import node, planned
+from support.compiler_stages import node, planned
 
 MEAN = "m = aggregate(select(indices, indices, <=), indices);\n"
 COPY = "c = aggregate(select(indices, length - indices - 1, ==), indices);\n"

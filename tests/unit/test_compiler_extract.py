@@ -8,7 +8,7 @@ import pytest
 from rasplay.engine import RaspError
 from rasplay.engine.compiler.causal import check_causal
 
-from compiler_stages import extracted, node
+from support.compiler_stages import extracted, node
 
 PROGRAM = ("unused = tokens == \"b\";\n"
            "flip = select(indices, length - indices - 1, ==);\n"

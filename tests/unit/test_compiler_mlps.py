@@ -9,7 +9,7 @@ import pytest
 from rasplay.engine.compiler.mlps import build_mlps
 from rasplay.engine.compiler.residual import allocate_residual
 
-from compiler_stages import node, planned
+from support.compiler_stages import node, planned
 
 
 def built(source, output, **kw):

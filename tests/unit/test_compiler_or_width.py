@@ -9,7 +9,7 @@ from hypothesis import given, settings, strategies as st
 from rasplay import engine
 from rasplay.engine.compiler.heads import factor_table
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SORT = (ROOT / "bench" / "tracr_programs" / "sort.rasp").read_text()
 VOCAB = "abc"
 # Tracr's make_sort measured with the tokens {1, 2, 3} (issue 15): max_len -> (params, non-zero)

@@ -6,7 +6,7 @@ import pytest
 
 from rasplay import engine
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 FIGURES = json.loads((ROOT / "bench" / "tracr_figures.json").read_text())["rows"]
 ROWS = [r for r in FIGURES if r["N"] == 5 and r["vocab"] != "123"]
 

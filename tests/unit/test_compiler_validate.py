@@ -7,7 +7,7 @@ import pytest
 from rasplay.engine import RaspError
 from rasplay.engine.compiler.validate import CompileLimits
 
-from compiler_stages import node, validated
+from support.compiler_stages import node, validated
 
 TWO = "a = tokens == \"a\";\nb = indices + 1;\nsel = select(indices, indices, ==);\n"
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from compiler_stages import node, value_sets
+from support.compiler_stages import node, value_sets
 
 N = 4
 

@@ -14,7 +14,7 @@ from rasplay.engine.header import header_output, parse_header
 from rasplay.engine.program import SOp
 from rasplay.engine.train.data import load_task
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = load_examples()
 # examples whose header names an s-op other than the last one defined (the case the parsers disagreed on)
 NOT_LAST = [e for e in EXAMPLES if e.output and e.output != [

@@ -7,7 +7,7 @@ import pytest
 from rasplay.engine import RaspError, analyze, check_dialect, compile
 from rasplay.engine.examples import find_example
 
-PROGRAMS = Path(__file__).parent / "length_free_programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "length_free_programs"
 
 
 def fragments(source, output=None):

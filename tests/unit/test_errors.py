@@ -2,7 +2,7 @@
 
 from rasplay import engine
 from rasplay.engine import Limits
-from conftest import diagnostics, errors
+from support.evaluation import diagnostics, errors
 
 
 def test_undefined_names_are_named_with_a_suggestion():

@@ -16,7 +16,7 @@ from rasplay.engine import evaluate
 from rasplay.engine.exercises.grading import same_values
 from rasplay.cli.main import main
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 REVERSE_RIGHT = "opp = length - indices - 1;\nreverse = aggregate(select(indices, opp, ==), tokens);\n"
 REVERSE_OFF_BY_ONE = "opp_index = length - indices;\nflip = select(indices, opp_index, ==);\nreverse = aggregate(flip, tokens, \"_\");\n"

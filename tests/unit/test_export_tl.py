@@ -15,7 +15,7 @@ from rasplay.engine import NumpyTransformer as Transformer
 from rasplay.interop.export_tl import (export_transformer_lens, load_hooked_transformer, tl_config,
                                        tl_state_dict, to_hooked_transformer, token_ids)
 from rasplay.cli.main import main as cli_main
-from conftest import need
+from support.needs import need
 
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
     import torch  # noqa: F401  (make test installs the tl extra: in CI this test must run, never skip)
@@ -26,7 +26,7 @@ else:
 
 pytestmark = pytest.mark.train   # needs torch
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = {
     # name: (source, vocab, max_len)
     "reverse": ((ROOT / "bench/tracr_programs/reverse.rasp").read_text(), "abc", 5),      # categorical, 2 layers

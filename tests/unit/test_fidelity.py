@@ -9,7 +9,7 @@ import pytest
 from rasplay import engine
 from rasplay.engine.lang.parser import parse
 
-from conftest import diagnostics, value, values
+from support.evaluation import diagnostics, value, values
 
 
 def severities(source, inputs=("abc",)):

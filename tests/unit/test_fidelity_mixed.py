@@ -8,7 +8,7 @@ from rasplay import engine
 from rasplay.engine.lang.errors import RaspError
 from rasplay.engine.limits import DEFAULT_LIMITS
 
-from conftest import errors, value, values
+from support.evaluation import errors, value, values
 
 
 def result(source, inputs, name, **kw):

@@ -9,7 +9,7 @@ import pytest
 
 from rasplay import engine
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "examples"
+EXAMPLES = Path(__file__).resolve().parents[2] / "examples"
 
 
 def heads(source: str) -> list[dict]:

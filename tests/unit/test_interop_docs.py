@@ -7,10 +7,10 @@ import re
 from pathlib import Path
 
 import pytest
-from conftest import need
-from conftest import unavailable
+from support.needs import need
+from support.needs import unavailable
 
-DOC = Path(__file__).resolve().parents[1] / "docs" / "interop.md"
+DOC = Path(__file__).resolve().parents[2] / "docs" / "interop.md"
 SNIPPETS = re.findall(r"```python\n(.*?)```", DOC.read_text(), re.S)
 NEEDS = {"transformer_lens": "transformer_lens", "rasplay.show": "anywidget", "torch": "torch"}
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 while not (ROOT / "pyproject.toml").exists():   # tests/<kind>/ or tests/
     ROOT = ROOT.parent
 # folder -> its import path (pyproject.toml's package-dir)
@@ -76,3 +76,39 @@ def test_the_checks_see_a_relative_import_across_rooms():
     modules = {module for _, module, _ in imported_modules(path, "server")}
     assert "rasplay.engine.inputs" in modules and "rasplay.server.errors" in modules
     assert room_of("rasplay.engine.inputs") == "engine" and room_of("rasplay") == "rasplay"
+
+
+# ---------------------------------------------------------------- the tests' own layout (docs/testing.md)
+
+TESTS = ROOT / "tests"
+KINDS = ("unit", "api", "browser", "services")
+
+
+def python_test_files():
+    return [p for p in TESTS.rglob("*.py") if "node_modules" not in p.parts]
+
+
+def test_no_test_module_imports_another():
+    """Helpers live in tests/support; a test module (or conftest) imported by name is a helper in the wrong place."""
+    test_modules = {p.stem for p in python_test_files() if p.name.startswith("test_")} | {"conftest"}
+    imports = []
+    for path in python_test_files():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+                [node.module or ""] if isinstance(node, ast.ImportFrom) and not node.level else []
+            imports += [f"{path.relative_to(TESTS)}:{node.lineno}: {name}" for name in names
+                        if name.split(".")[-1] in test_modules or name.split(".")[0] in test_modules]
+    assert imports == [], "move what these import into tests/support:\n" + "\n".join(imports)
+
+
+def test_every_test_module_is_in_the_folder_of_its_kind():
+    misplaced = [str(p.relative_to(TESTS)) for p in python_test_files() if p.name.startswith("test_")
+                 and (len(p.relative_to(TESTS).parts) != 2 or p.relative_to(TESTS).parts[0] not in KINDS)]
+    assert misplaced == [], f"a test module goes in one of tests/{'|'.join(KINDS)}/: {misplaced}"
+    names = [p.name for p in python_test_files() if p.name.startswith("test_")]
+    assert len(names) == len(set(names)), "two test modules of one name (pytest imports them by their name)"
+
+
+def test_every_kind_is_a_declared_marker():
+    text = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert all(f'"{kind}: tests/{kind}' in text for kind in KINDS)

@@ -12,9 +12,9 @@ from hypothesis import example, given, settings, strategies as st
 from rasplay.engine import RaspError, check_dialect, compile
 from rasplay.engine.examples import load_examples
 from rasplay.engine.compiler.length_free import length_study
-from conftest import need
+from support.needs import need
 
-PROGRAMS = Path(__file__).parent / "length_free_programs"
+PROGRAMS = Path(__file__).resolve().parents[1] / "length_free_programs"
 EXHAUSTIVE = (1, 2, 3, 4, 5, 6, 7, 8)
 SAMPLED = {16: 16, 64: 8, 256: 4, 1024: 2, 4096: 2}     # length -> seeded inputs (numpy-vectorised; CI-sized)
 

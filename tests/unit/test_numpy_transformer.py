@@ -10,7 +10,7 @@ from rasplay.engine.compiler.agreement import input_ids
 from rasplay.engine.compiler.soft import exact_at
 from rasplay.engine.numpy_transformer import NumpyTransformer, load_npz
 from rasplay.engine.examples import find_example
-from conftest import need
+from support.needs import need
 
 WEIGHT_NAMES = {"tok_emb.weight", "pos_emb.weight", "unembed.weight", "unembed.bias"} | {
     f"layers.{i}.{n}" for i in range(2) for n in

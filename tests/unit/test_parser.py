@@ -2,7 +2,7 @@
 from rasplay.engine.lang import ast
 from rasplay.engine.lang.parser import parse
 
-from conftest import diagnostics, value
+from support.evaluation import diagnostics, value
 
 
 def test_several_statements_per_line_and_comments():

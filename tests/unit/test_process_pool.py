@@ -3,7 +3,7 @@
 turns and shares, the watchdog's limits on an injected clock (one look at a time), what happens to the
 requests of a worker that is lost, and starting and stopping. The pool's workers here are fake: a pipe end
 that records what it is sent and hands out the replies a test gives it. One test at the end runs a real
-worker for what only a real process shows. tests/test_workers.py runs the pool end to end."""
+worker for what only a real process shows. tests/services/test_worker_pool.py runs the pool end to end."""
 from __future__ import annotations
 
 import asyncio
@@ -19,7 +19,7 @@ from collections import deque
 import orjson
 import pytest
 
-from conftest import run_async
+from support.waiting import run_async
 
 from rasplay.server import process_pool as pp
 from rasplay.server.process_pool import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, ReplyTooLarge,
@@ -113,7 +113,7 @@ def new_pool(monkeypatch, size: int = 1, workers: int | None = None, **kw) -> tu
     monkeypatch.setattr(pp, "time", clock)
     kw.setdefault("timeout", 10.0)
     kw.setdefault("queue_timeout", 50.0)
-    pool = WorkerPool(size, registry="pool_kinds", **kw)
+    pool = WorkerPool(size, registry="support.pool_kinds", **kw)
     pool.started = []
 
     def add_worker():
@@ -242,7 +242,7 @@ def test_default_workers_are_two_per_core_from_2_to_8(monkeypatch, cpus, workers
 @pytest.mark.parametrize("size, share, expected", [(1, 0, 1), (2, 0, 1), (3, 0, 2), (3, 1, 1), (3, 5, 2)])
 def test_a_clients_share_leaves_a_worker_for_the_others(size, share, expected):
     kw = {"share": share} if share else {}
-    pool = WorkerPool(size, 1.0, 1.0, registry="pool_kinds", **kw)
+    pool = WorkerPool(size, 1.0, 1.0, registry="support.pool_kinds", **kw)
     assert pool.stats() == {"workers": 0, "resident_bytes": [], "replaced": ZEROS, "share": expected,
                             "running": 0, "waiting": 0, "clients_waiting": 0}
 
@@ -393,7 +393,7 @@ def a_call(client: str = "A", size: int = 1) -> _Call:
 
 
 def test_a_request_goes_to_the_least_busy_worker_that_can_take_it():
-    pool = WorkerPool(4, 1.0, 1.0, registry="pool_kinds")
+    pool = WorkerPool(4, 1.0, 1.0, registry="support.pool_kinds")
     w = [_Worker(FakeProcess(), FakeConn()) for _ in range(4)]
     w[0].calls, w[2].calls = calls_of("A", 1, 1), calls_of("A", 1)
     pool._all = list(w)
@@ -410,7 +410,7 @@ def test_a_request_goes_to_the_least_busy_worker_that_can_take_it():
 
 
 def test_a_request_is_pipelined_only_behind_its_own_clients_in_a_short_pipeline_of_few_bytes():
-    pool = WorkerPool(2, 1.0, 1.0, registry="pool_kinds")
+    pool = WorkerPool(2, 1.0, 1.0, registry="support.pool_kinds")
     busy = _Worker(FakeProcess(), FakeConn(), calls=calls_of("A", 1, 1, 1))
     pool._all = [busy]
     assert pool._pick(a_call("A")) is busy
@@ -426,7 +426,7 @@ def test_a_request_is_pipelined_only_behind_its_own_clients_in_a_short_pipeline_
 
 @pytest.mark.parametrize("depth", [0, 1])
 def test_a_pool_of_depth_one_or_less_never_pipelines(depth):
-    pool = WorkerPool(2, 1.0, 1.0, depth=depth, registry="pool_kinds")
+    pool = WorkerPool(2, 1.0, 1.0, depth=depth, registry="support.pool_kinds")
     busy, idle = (_Worker(FakeProcess(), FakeConn(), calls=calls_of("A", 1)), _Worker(FakeProcess(), FakeConn()))
     pool._all = [busy]
     assert pool._pick(a_call("A")) is None
@@ -435,7 +435,7 @@ def test_a_pool_of_depth_one_or_less_never_pipelines(depth):
 
 
 def test_a_clients_requests_in_the_workers_are_counted_by_name():
-    pool = WorkerPool(2, 1.0, 1.0, registry="pool_kinds")
+    pool = WorkerPool(2, 1.0, 1.0, registry="support.pool_kinds")
     pool._all = [_Worker(FakeProcess(), FakeConn(), calls=calls_of("client-a", 1) + calls_of("client-b", 1)),
                  _Worker(FakeProcess(), FakeConn(), calls=calls_of("client-b", 1) + calls_of("client-c", 1)
                          + calls_of("client-b", 1))]
@@ -899,7 +899,7 @@ def test_a_started_pool_watches_its_workers_blocking_and_close_stops_everything(
     sockets = []
 
     async def main():
-        pool = WorkerPool(2, 10.0, 10.0, registry="pool_kinds")
+        pool = WorkerPool(2, 10.0, 10.0, registry="support.pool_kinds")
         pool._spawn = lambda: spawned(pool, sockets)
         await pool.start()
         assert len(pool._all) == 2 and pool.replaced == ZEROS
@@ -931,7 +931,7 @@ def test_a_new_worker_takes_what_waits(monkeypatch):
     sockets = []
 
     async def main():
-        pool = WorkerPool(1, 10.0, 10.0, registry="pool_kinds")
+        pool = WorkerPool(1, 10.0, 10.0, registry="support.pool_kinds")
         task = asyncio.ensure_future(pool.run("k", {"n": "early"}))
         await asyncio.sleep(0)
         assert pool.stats()["waiting"] == 1
@@ -950,7 +950,7 @@ def test_a_new_worker_takes_what_waits(monkeypatch):
 @pytest.mark.parametrize("error", [EOFError(), OSError("fork failed"), WorkerFailed("a worker did not start")])
 def test_a_worker_that_cannot_start_is_an_error_unless_the_pool_is_closing(error):
     async def main():
-        pool = WorkerPool(1, 10.0, 10.0, registry="pool_kinds")
+        pool = WorkerPool(1, 10.0, 10.0, registry="support.pool_kinds")
 
         def spawn():
             raise error
@@ -966,7 +966,7 @@ def test_a_worker_that_cannot_start_is_an_error_unless_the_pool_is_closing(error
 @pytest.mark.parametrize("conn_fd, closed", [(-1, False), (10 ** 6, True)])
 def test_killing_a_worker_whose_pipe_is_odd_or_closed_still_kills_it(conn_fd, closed):
     async def main():
-        pool = WorkerPool(1, 10.0, 10.0, registry="pool_kinds")
+        pool = WorkerPool(1, 10.0, 10.0, registry="support.pool_kinds")
         w = fake_worker(pool)
         w.conn.fd, w.conn.closed = conn_fd, closed
         pool._kill(w)
@@ -975,7 +975,7 @@ def test_killing_a_worker_whose_pipe_is_odd_or_closed_still_kills_it(conn_fd, cl
 
 
 def test_killing_a_worker_outside_the_event_loop_still_kills_it():
-    pool = WorkerPool(1, 10.0, 10.0, registry="pool_kinds")
+    pool = WorkerPool(1, 10.0, 10.0, registry="support.pool_kinds")
     w = fake_worker(pool)
     pool._kill(w)
     assert w.process.killed and w.conn.closed and pool._all == []
@@ -983,7 +983,7 @@ def test_killing_a_worker_outside_the_event_loop_still_kills_it():
 
 @pytest.mark.parametrize("error", [OSError("no such process"), ValueError("process object is closed")])
 def test_killing_a_worker_that_is_gone_already_is_quiet(error):
-    pool = WorkerPool(1, 10.0, 10.0, registry="pool_kinds")
+    pool = WorkerPool(1, 10.0, 10.0, registry="support.pool_kinds")
     w = _Worker(FakeProcess(fail=error), FakeConn())
     pool._all.append(w)
     pool._kill(w)
@@ -1005,7 +1005,7 @@ def test_stats_count_live_workers_and_their_memory(monkeypatch):
 # ---------------------------------------------------------------- a real worker
 
 def test_a_real_worker_sends_a_reply_larger_than_its_pipe_whole_and_dies_with_the_server():
-    from test_workers import with_pool
+    from support.pools import with_pool
 
     async def scenario(pool):
         assert all(w.process.daemon for w in pool._all)   # never keeps a stopping server alive

@@ -10,7 +10,7 @@ import pytest
 
 from rasplay import engine
 
-REFERENCE = Path(os.environ.get("RASPLAY_REFERENCE") or Path(__file__).resolve().parents[2] / "shared" / "reference")
+REFERENCE = Path(os.environ.get("RASPLAY_REFERENCE") or Path(__file__).resolve().parents[3] / "shared" / "reference")
 CASES = json.loads((REFERENCE / "expected.json").read_text())["cases"] if REFERENCE.is_dir() else []
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 

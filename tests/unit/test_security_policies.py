@@ -1,11 +1,11 @@
 """The security headers' middleware and policies without a live server (server/security.py): a route that
 sets its own CSP still gets exactly one, `form-action`, the policy per kind of path, the embed origins.
-The live-server tests of the same headers are in test_headers.py."""
+The live-server tests of the same headers are in test_security_headers.py."""
 from __future__ import annotations
 
 import pytest
 
-from conftest import run_async
+from support.waiting import run_async
 from fastapi.responses import PlainTextResponse
 from fastapi.routing import APIRoute
 from fastapi.testclient import TestClient

@@ -4,7 +4,7 @@ import math
 import pytest
 
 from rasplay import engine
-from conftest import diagnostics, errors, value, values
+from support.evaluation import diagnostics, errors, value, values
 
 
 # ------------------------------------------------------------------ select and selectors

@@ -17,7 +17,7 @@ import rasplay.tracr as tracr
 from rasplay.cli.main import main as cli_main
 from rasplay.tracr import rasp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 LIB = ROOT / "bench" / "tracr_api" / "lib_programs.py"
 sys.path.insert(0, str(ROOT / "bench" / "tracr_api"))
 from pairs import PAIRS  # noqa: E402

@@ -18,7 +18,7 @@ from rasplay.interop import tracr_eval, tracr_lower
 from rasplay.cli.main import main as cli_main
 from rasplay.tracr import rasp
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 RECORDED = json.loads((ROOT / "tests" / "fixtures" / "tracr_recorded.json").read_text())
 sys.path.insert(0, str(ROOT / "bench" / "tracr_api"))
 tracr.install_alias()

@@ -6,14 +6,14 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import need
+from support.needs import need
 torch = need("torch")
 from rasplay.engine.train import TrainError, train  # noqa: E402
 from rasplay.engine.train.torch_transformer import ModelConfig, TrainableTransformer, load_model, model_from_state, save_model  # noqa: E402
 from rasplay.engine.train.run import attention_maps, extract_attention  # noqa: E402
 
 pytestmark = pytest.mark.train
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REVERSE = (ROOT / "examples" / "reverse.rasp").read_text()
 HISTOGRAM = (ROOT / "examples" / "histogram.rasp").read_text()
 

@@ -2,7 +2,7 @@
 that falls back late keeps its best model, and says which step it is (issue 20, item 7)."""
 import pytest
 
-from conftest import need
+from support.needs import need
 torch = need("torch")
 from rasplay.engine.train import TrainConfig  # noqa: E402
 from rasplay.engine.train.loop import evaluate, Batches, train_model  # noqa: E402

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import need
+from support.needs import need
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REVERSE = str(ROOT / "examples" / "reverse.rasp")
 HISTOGRAM = str(ROOT / "examples" / "histogram.rasp")
 NO_TORCH = "import sys; sys.modules['torch'] = None; "

@@ -7,7 +7,7 @@ import pytest
 from rasplay import engine
 from rasplay.engine.train import TrainConfig, TrainError, load_task, make_data
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 REVERSE = (ROOT / "examples" / "reverse.rasp").read_text()
 
 

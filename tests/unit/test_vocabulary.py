@@ -13,7 +13,7 @@ from rasplay import engine
 from rasplay.engine import program
 from rasplay.engine.vocabulary import vocabulary
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 GRAMMAR = (ROOT / "engine" / "lang" / "grammar.lark").read_text()
 LIBRARY = (ROOT / "engine" / "library.rasp").read_text()
 

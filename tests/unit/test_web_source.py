@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-WEB = Path(__file__).resolve().parents[1] / "web"
+WEB = Path(__file__).resolve().parents[2] / "web"
 OWN_JS = sorted(p for p in (WEB / "js").rglob("*.js"))
 OWN_HTML = sorted(WEB.glob("*.html"))
 

@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rasplay import engine
-from conftest import need
+from support.needs import need
 
 
 # ---------------------------------------------------------------- the reader (docs/weights.md, nothing else)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from conftest import run_async
+from support.waiting import run_async
 
 from rasplay.engine.exercises import SHIPPED_DIR
 from rasplay.server import work_kinds
