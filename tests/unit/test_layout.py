@@ -123,10 +123,6 @@ SIZED = ("rasplay", "engine", "server", "cli", "interop")
 # so the list only shrinks.
 MODULES_OVER = {"engine/dialect.py": 624}   # being split into the package engine/dialect/
 FUNCTIONS_OVER = {
-    "engine/compiler/assemble.py:assemble_model": 94,
-    "engine/evaluate.py:evaluate_interpretation": 106,
-    "engine/exercises/format.py:parse_exercise": 105,
-    "engine/train/loop.py:train_model": 93,
     "cli/serve.py:add_parser": 85,            # its options are to come from the settings' one declaration
     "server/app.py:create_app": 107,
     "server/connections.py:protocol": 105,
