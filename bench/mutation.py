@@ -44,7 +44,7 @@ MODULES = {
     "engine/exercises/grading.py": EXERCISE_TESTS,
     "engine/exercises/generate.py": EXERCISE_TESTS,
     "engine/exercises/catalog.py": EXERCISE_TESTS,
-    "engine/compiler/plan.py": "tests/unit/test_compiler_plan_names.py tests/unit/test_compiler_passes.py tests/unit/test_compiler_plan_decisions.py "
+    "engine/compiler/plan.py": "tests/unit/test_compiler_plan_names.py tests/unit/test_compiler_heads.py tests/unit/test_compiler_residual.py tests/unit/test_compiler_value_sets.py tests/unit/test_compiler_plan_decisions.py "
                                "tests/unit/test_compiler_sizes.py",
     "interop/tracr_lower.py": "tests/unit/test_tracr_lower.py tests/unit/test_tracr_lower_cases.py tests/unit/test_tracr_api.py",
     "server/quotas.py": "tests/unit/test_quotas.py",

@@ -6,6 +6,9 @@ import numpy as np
 
 from support.compiler_stages import node, value_sets
 
+from rasplay.engine.compiler.fused import lookup, near_duplicates, unique_values
+from rasplay.engine.compiler.value_sets import integral, mean_values
+
 N = 4
 
 
@@ -63,3 +66,26 @@ def test_the_default_joins_the_values_when_a_query_may_select_nothing():
 def test_a_constant_selector_is_known():
     program, graph, vs = value_sets("w = selector_width(select(1, 1, ==));", "w", max_len=N)
     assert vs.constant[node(program, "w").selector.id] is True
+
+
+# ---------------------------------------------------------------- value-set helpers (value_sets.py, fused.py)
+
+def test_means_of_integers_are_the_evaluators_floats():
+    """Every mean of 1..3 values from {0, 1}: k/w correctly rounded, as the evaluator's sum / count."""
+    got = mean_values(np.array([0, 1]), 3, 1000)
+    want = sorted({k / w for w in (1, 2, 3) for k in range(w + 1)})
+    assert got.tolist() == want
+
+
+def test_exact_unique_keeps_last_bit_differences_and_near_duplicates_finds_them():
+    v = np.array([3.0, 7 * (3 / 9) + 3 * (2 / 9), 1.0])
+    assert unique_values(v).size == 2
+    exact = unique_values(v, exact=True)
+    assert exact.size == 3
+    assert near_duplicates(exact) == [(2.9999999999999996, 3.0)]
+    assert lookup(exact, np.array([2.9999999999999996, 3.0])).tolist() == [1, 2]
+
+
+def test_integral():
+    assert integral(np.array([1, 2])) and integral(np.array([1.0, -4.0])) and integral(np.array([True]))
+    assert not integral(np.array([0.5])) and not integral(np.array([np.inf]))

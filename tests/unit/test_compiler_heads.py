@@ -1,47 +1,12 @@
-"""Per-pass compiler unit tests on hand-built plans: each pass alone, without compiling a program.
-
-Each test builds the blocks (and heads) a pass receives by hand, runs the pass, and checks the
-matrices it produces by multiplying them with hand-made residual vectors.
-"""
+"""Pass 6, build the heads (engine/compiler/heads.py), on hand-built plans: the pass alone, without
+compiling a program. Each test builds the blocks and the head plan by hand (support/compiler_plans.py),
+runs the pass, and checks the matrices it produces by multiplying them with hand-made residual vectors."""
 import numpy as np
 
-from rasplay.engine.compiler.fused import lookup, near_duplicates, unique_values
+from support.compiler_plans import D, block, blocks, head_plan, residual  # noqa: F401
+
 from rasplay.engine.compiler.heads import build_head
-from rasplay.engine.compiler.plan import Block, GroupTable, HeadPlan, Reader, ValueRead
-from rasplay.engine.compiler.residual import allocate_residual
-from rasplay.engine.compiler.value_sets import integral, mean_values
-
-
-def block(name, kind, values, start, written=-1):
-    values = None if values is None else np.asarray(values)
-    b = Block(name, kind, values, {name: values}, written, key=name)
-    b.start = start
-    return b
-
-
-def blocks():
-    """one (dim 0), bos (1), tokens a/b/c (2..4), x numerical (5), out numerical (6), cat out (7..9)."""
-    one = block("one", "one", [1], 0)
-    bos = block("bos", "bos", [1], 1)
-    tokens = block("tokens", "categorical", ["a", "b", "c"], 2)
-    x = block("x", "numerical", [0.0, 0.5, 1.0], 5, written=1)
-    out = block("out", "numerical", None, 6, written=3)
-    cat = block("cat", "categorical", [10, 20, 30], 7, written=3)
-    return one, bos, tokens, x, out, cat
-
-
-def residual(d, **dims):
-    r = np.zeros(d)
-    for k, v in dims.items():
-        r[int(k[1:])] = v
-    return r
-
-
-D = 10
-
-
-def head_plan(tables, reads=(), mode="aggregate", out=None):
-    return HeadPlan(layer=1, selector=None, mode=mode, tables=list(tables), reads=list(reads), out=out)
+from rasplay.engine.compiler.plan import GroupTable, Reader, ValueRead
 
 
 # ---------------------------------------------------------------- heads: values
@@ -141,45 +106,3 @@ def test_two_tables_add_up():
     assert score(hw, pos(0, 1), pos(1, 0)) == 1.0
     assert score(hw, pos(0, 0), pos(0, 0)) == 1.0
     assert score(hw, pos(0, 1), np.eye(8)[0] + np.eye(8)[1]) == 1.5
-
-
-# ---------------------------------------------------------------- residual allocation
-
-def test_residual_allocation_orders_fixed_blocks_then_by_writer():
-    from rasplay.engine.compiler.plan import Availability
-    one, bos, tokens, x, out, cat = blocks()
-    late, early = block("late", "categorical", [1, 2], -1, written=4), block("early", "numerical", None, -1,
-                                                                             written=1)
-    avail = Availability({})
-    for b in (late, cat, early, tokens, bos, one):
-        avail.register(b)
-
-    class P:
-        blocks = [late, cat, early, tokens, bos, one]
-    width = allocate_residual(P)
-    assert [b.name for b in P.blocks] == ["one", "bos", "tokens", "early", "cat", "late"]
-    assert [b.start for b in P.blocks] == [0, 1, 2, 5, 6, 9]
-    assert width == 11
-
-
-# ---------------------------------------------------------------- value sets and helpers
-
-def test_means_of_integers_are_the_evaluators_floats():
-    """Every mean of 1..3 values from {0, 1}: k/w correctly rounded, as the evaluator's sum / count."""
-    got = mean_values(np.array([0, 1]), 3, 1000)
-    want = sorted({k / w for w in (1, 2, 3) for k in range(w + 1)})
-    assert got.tolist() == want
-
-
-def test_exact_unique_keeps_last_bit_differences_and_near_duplicates_finds_them():
-    v = np.array([3.0, 7 * (3 / 9) + 3 * (2 / 9), 1.0])
-    assert unique_values(v).size == 2
-    exact = unique_values(v, exact=True)
-    assert exact.size == 3
-    assert near_duplicates(exact) == [(2.9999999999999996, 3.0)]
-    assert lookup(exact, np.array([2.9999999999999996, 3.0])).tolist() == [1, 2]
-
-
-def test_integral():
-    assert integral(np.array([1, 2])) and integral(np.array([1.0, -4.0])) and integral(np.array([True]))
-    assert not integral(np.array([0.5])) and not integral(np.array([np.inf]))
