@@ -40,7 +40,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rasplay import engine
+    from .. import engine
 
     output, limits = args.output, None
     if args.export and args.export[0] != "transformer-lens":
@@ -68,7 +68,7 @@ def run(args) -> int:
         _soft_and_weights(args, model, doc)
         if args.export:
             fmt, out_dir = args.export
-            from rasplay.interop.export_tl import export_transformer_lens
+            from ..interop.export_tl import export_transformer_lens
             export_transformer_lens(model, out_dir)
             doc["export"] = {"format": fmt, "dir": out_dir}
         return doc
@@ -98,7 +98,7 @@ def _reporting_errors(args, build) -> tuple[dict | None, int]:
     """build()'s document and 0, or None and the exit code after saying what went wrong: the program's
     error with its line and column (1), a file that cannot be written (1), a bug in rasplay, without a
     traceback (2)."""
-    from rasplay import engine
+    from .. import engine
 
     try:
         return build(), 0
@@ -116,7 +116,7 @@ def _reporting_errors(args, build) -> tuple[dict | None, int]:
 def _compile_length_free(args, source, output, load_dirs, limits) -> int:
     """`rasplay compile --length-free`: a model for every length (docs/every_length.md); --check compares it
     with the evaluator at lengths 1..8 (every input) and 16..4096 (seeded samples)."""
-    from rasplay import engine
+    from .. import engine
     from .text_display import render_length_free
 
     if not args.length_free:

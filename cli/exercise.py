@@ -24,8 +24,8 @@ def add_parser(sub) -> None:
 
 def find_exercise(spec: str, folders: list[str]):
     """An exercise by id (shipped, or in --exercises folders) or by the path of its file."""
-    from rasplay.engine.exercises import ExerciseError, load_catalog, read_exercise
-    from rasplay.engine.exercises.catalog import SUFFIX
+    from ..engine.exercises import ExerciseError, load_catalog, read_exercise
+    from ..engine.exercises.catalog import SUFFIX
 
     if spec.endswith(SUFFIX) or "/" in spec:
         return read_exercise(Path(spec))
@@ -70,7 +70,7 @@ def print_check(path: str, r: dict) -> None:
 def run(args) -> int:
     from dataclasses import replace
 
-    from rasplay.engine.exercises import CHECK_LIMITS, ExerciseError, check
+    from ..engine.exercises import CHECK_LIMITS, ExerciseError, check
 
     source, _ = read_program(args.file)
     try:

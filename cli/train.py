@@ -99,7 +99,7 @@ def _print_lengths(doc: dict) -> None:
 def run(args) -> int:
     import signal
 
-    from rasplay.engine.train import TrainError, overlay_imported, read_attention, torch_available
+    from ..engine.train import TrainError, overlay_imported, read_attention, torch_available
 
     source, load_dirs = read_program(args.file)
     try:
@@ -115,7 +115,7 @@ def run(args) -> int:
         if not torch_available():
             print("rasplay: training needs PyTorch: pip install 'rasplay[train]'", file=sys.stderr)
             return 1
-        from rasplay.engine.train import TrainConfig, train
+        from ..engine.train import TrainConfig, train
 
         options = dict(vocab=parse_vocab(args.vocab), output=args.output, min_len=args.min_len,
                        max_len=args.max_len, bos=not args.no_bos, layers=args.layers, heads=args.heads,

@@ -1,4 +1,4 @@
-"""Layer and head allocation (DESIGN section 3) and the dependency graph for diagrams.
+"""Layer and head allocation (docs/language.md, "Layers and heads") and the dependency graph for diagrams.
 
 Depth: inputs and constants 0; elementwise ops the max of their inputs; a selector the max of its
 key and query depths + 1 (and/or/not: the max of their parts); an aggregate the max of its

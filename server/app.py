@@ -93,7 +93,7 @@ class ExercisesRefused(Exception):
 def load_exercises(settings: Settings):
     """The shipped exercises and the teacher's folders, validated now (before the server starts):
     any refused file stops the server with every problem listed."""
-    from rasplay.engine.exercises import CheckLimits, load_catalog
+    from ..engine.exercises import CheckLimits, load_catalog
 
     catalog, problems = load_catalog(settings.exercises_dirs, CheckLimits(seconds=settings.check_seconds))
     if problems:

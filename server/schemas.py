@@ -1,4 +1,4 @@
-"""Pydantic request and response models: the JSON formats of DESIGN sections 4 and 7."""
+"""Pydantic request and response models: the JSON formats of docs/api.md."""
 from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union

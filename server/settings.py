@@ -17,7 +17,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BeforeValidator, Field
 from pydantic_settings import BaseSettings, NoDecode, PydanticBaseSettingsSource, SettingsConfigDict
 
-from rasplay.engine import Limits
+from ..engine import Limits
 
 SERVE, WORKER = "serve", "worker"
 BOTH = (SERVE, WORKER)

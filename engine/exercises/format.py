@@ -183,27 +183,8 @@ def _token_ok(t, input_format: str) -> bool:
     return isinstance(t, (int, float, str)) and not (isinstance(t, float) and t != t)
 
 
-def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
-                   limits: CheckLimits = CHECK_LIMITS) -> Exercise:
-    if len(text.encode()) > limits.max_file_bytes:
-        raise ExerciseError(path, f"the file is {len(text.encode())} bytes; the limit is {limits.max_file_bytes}")
-    if not re.match(ID_PATTERN, exercise_id) or len(exercise_id) > 64:
-        raise ExerciseError(path, f"the file name must be lower-case letters, digits and _ (the id), "
-                                  f"not {exercise_id!r}")
-    header, sections = _header(text, path)
-    for key in ("title", "task", "target"):
-        if not header.get(key, ("", 0))[0]:
-            raise ExerciseError(path, f"the header needs '# {key}:' ({KNOWN_KEYS[key]})")
-    if "reference" not in sections or not sections["reference"][0].strip():
-        raise ExerciseError(path, "no reference solution: put it after a line '# --- reference'")
-    target, target_line = header["target"]
-    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", target):
-        raise ExerciseError(path, f"target must be an s-op name, not {target!r}", target_line)
-
-    input_format, line = header.get("input_format", ("str", 0))
-    if input_format not in ("str", "json"):
-        raise ExerciseError(path, f"input_format must be str or json, not {input_format!r}", line)
-
+def _alphabet(header: dict, path: str, input_format: str, limits: CheckLimits) -> tuple:
+    """The `alphabet` field: its tokens, each once, in order (empty without the field)."""
     alphabet: tuple = ()
     if "alphabet" in header:
         value, line = header["alphabet"]
@@ -225,7 +206,11 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
         if len(alphabet) > limits.max_alphabet:
             raise ExerciseError(path, f"the alphabet has {len(alphabet)} tokens; the limit is {limits.max_alphabet}",
                                 line)
+    return alphabet
 
+
+def _lengths(header: dict, path: str, alphabet: tuple, limits: CheckLimits) -> tuple[int, int]:
+    """The `lengths` field: (MIN, MAX), needed with an alphabet."""
     min_len, max_len = 1, 1
     if "lengths" in header:
         value, line = header["lengths"]
@@ -237,7 +222,11 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
             raise ExerciseError(path, f"lengths must satisfy 1 <= MIN <= MAX <= {limits.max_length}", line)
     elif alphabet:
         raise ExerciseError(path, "an alphabet needs '# lengths: MIN-MAX'")
+    return min_len, max_len
 
+
+def _cases(header: dict, path: str, input_format: str, limits: CheckLimits) -> list:
+    """The `cases` field: the explicit inputs, checked against the input format and the limits."""
     cases: list = []
     if "cases" in header:
         value, line = header["cases"]
@@ -260,6 +249,33 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
             if input_format == "json" and not all(_token_ok(t, "json") for t in case):
                 raise ExerciseError(path, f"case {i + 1} holds a token that is not a number or string", line)
             cases.append(tuple(case) if isinstance(case, list) else case)
+    return cases
+
+
+def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
+                   limits: CheckLimits = CHECK_LIMITS) -> Exercise:
+    if len(text.encode()) > limits.max_file_bytes:
+        raise ExerciseError(path, f"the file is {len(text.encode())} bytes; the limit is {limits.max_file_bytes}")
+    if not re.match(ID_PATTERN, exercise_id) or len(exercise_id) > 64:
+        raise ExerciseError(path, f"the file name must be lower-case letters, digits and _ (the id), "
+                                  f"not {exercise_id!r}")
+    header, sections = _header(text, path)
+    for key in ("title", "task", "target"):
+        if not header.get(key, ("", 0))[0]:
+            raise ExerciseError(path, f"the header needs '# {key}:' ({KNOWN_KEYS[key]})")
+    if "reference" not in sections or not sections["reference"][0].strip():
+        raise ExerciseError(path, "no reference solution: put it after a line '# --- reference'")
+    target, target_line = header["target"]
+    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", target):
+        raise ExerciseError(path, f"target must be an s-op name, not {target!r}", target_line)
+
+    input_format, line = header.get("input_format", ("str", 0))
+    if input_format not in ("str", "json"):
+        raise ExerciseError(path, f"input_format must be str or json, not {input_format!r}", line)
+
+    alphabet = _alphabet(header, path, input_format, limits)
+    min_len, max_len = _lengths(header, path, alphabet, limits)
+    cases = _cases(header, path, input_format, limits)
     if not alphabet and not cases:
         raise ExerciseError(path, "no inputs: give '# alphabet:' and '# lengths:', or '# cases:'")
 

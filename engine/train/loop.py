@@ -153,6 +153,36 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr
 
 
+def _stop_reason(cfg: TrainConfig, step: int, start: float, should_stop) -> str | None:
+    """Why training stops before this step ("steps", "time", "cancelled"), or None to go on."""
+    if cfg.steps is not None and step >= cfg.steps:
+        return "steps"
+    if cfg.time_budget is not None and time.monotonic() - start >= cfg.time_budget:
+        return "time"
+    if should_stop is not None and should_stop():
+        return "cancelled"
+    return None
+
+
+def _step(model, opt, batch: dict, cfg: TrainConfig, kind: str, pairs, bos: bool, window: dict,
+          positions=None) -> None:
+    """One optimiser step on `batch` (on the model's device; `positions`: the random offsets' positions or
+    None), its loss and accuracy added to `window`."""
+    out, atts = model(batch["ids"], batch["mask"], attention=True, positions=positions)
+    loss = task_loss(out, batch, kind)
+    if pairs:
+        loss = loss + cfg.supervise_weight * supervision_loss(atts, batch, pairs, bos)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
+    opt.step()
+    with torch.no_grad():
+        ok = correct(out, batch, kind, cfg.tolerance)[batch["loss_mask"]]
+        window["loss"] += float(loss)
+        window["acc"] += float(ok.float().mean())
+        window["n"] += 1
+
+
 def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, pairs=(),
                 progress: Callable[[dict], None] | None = None,
                 should_stop: Callable[[], bool] | None = None,
@@ -208,35 +238,17 @@ def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, p
 
     model.train()
     while True:
-        if cfg.steps is not None and step >= cfg.steps:
-            stopped = "steps"
-            break
-        if cfg.time_budget is not None and time.monotonic() - start >= cfg.time_budget:
-            stopped = "time"
-            break
-        if should_stop is not None and should_stop():
-            stopped = "cancelled"
+        reason = _stop_reason(cfg, step, start, should_stop)
+        if reason is not None:
+            stopped = reason
             break
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
         batch = train.next(min(cfg.batch_size, len(train)))
         positions = random_positions(batch, model.config.max_len, offsets) if offsets is not None else None
-        batch = on(batch, device)
-        out, atts = model(batch["ids"], batch["mask"], attention=True,
-                          positions=None if positions is None else positions.to(device))
-        loss = task_loss(out, batch, data.kind)
-        if pairs:
-            loss = loss + cfg.supervise_weight * supervision_loss(atts, batch, pairs, bos)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
-        opt.step()
+        _step(model, opt, on(batch, device), cfg, data.kind, pairs, bos, window,
+              None if positions is None else positions.to(device))
         step += 1
-        with torch.no_grad():
-            ok = correct(out, batch, data.kind, cfg.tolerance)[batch["loss_mask"]]
-            window["loss"] += float(loss)
-            window["acc"] += float(ok.float().mean())
-            window["n"] += 1
         if step % cfg.eval_every == 0:
             point = record()
             last_tick = time.monotonic()

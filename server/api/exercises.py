@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Path, Request
 
-from rasplay.engine.exercises import Catalog, Exercise
-from rasplay.engine.exercises.format import ID_PATTERN
+from ...engine.exercises import Catalog, Exercise
+from ...engine.exercises.format import ID_PATTERN
 
 from ..errors import ApiError
 from ..quotas import client_of

@@ -7,8 +7,8 @@ from __future__ import annotations
 from fastapi import APIRouter
 from starlette.concurrency import run_in_threadpool
 
-from rasplay.engine.reference import reference
-from rasplay.engine.vocabulary import vocabulary
+from ...engine.reference import reference
+from ...engine.vocabulary import vocabulary
 
 from ..schemas import Language, LanguageReference
 

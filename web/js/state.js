@@ -1,7 +1,8 @@
 // The playground state and the URL hash that holds it.
-// Link format (DESIGN section 8): `#v1=` + base64url (no padding) of raw-deflate of UTF-8 JSON
+// Link format (docs/api.md, "Links"): `#v1=` + base64url (no padding) of raw-deflate of UTF-8 JSON
 // {"source", "inputs", "view", "selection", "current", "compiled", "exercise"}; only source is required,
-// unknown keys are ignored; `exercise` (an exercise id) opens the program as an attempt at that exercise. The same object is kept in localStorage as the draft, so a reload never loses work.
+// unknown keys are ignored; `exercise` (an exercise id) opens the program as an attempt at that exercise.
+// The same object is kept in localStorage as the draft, so a reload never loses work.
 
 export const state = {
   source: "",
