@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import json
 import re
-from contextlib import contextmanager
 
 import pytest
 from support.needs import need
 from support.browser_kit import (ARTIFACTS, PLOTLY_FILE, Guarded, cell_centre, drawn, heatmap_field, heatmap_z,  # noqa: F401
-                                 open_app, runs, set_program, wait_for_run)
+                                 open_app, runs, set_program, wait_for_run, fresh_page, link_from_toast)
 
 pytestmark = pytest.mark.browser
 
@@ -178,25 +177,6 @@ def test_ctrl_enter_redraws_the_heatmap_at_32_tokens(guarded, live_server):
 
 
 # ------------------------------------------------------------------ sharing
-
-def link_from_toast(page, button: str) -> str:
-    page.click(button)
-    page.wait_for_selector("#toast a")
-    return page.get_attribute("#toast a", "href")
-
-
-@contextmanager
-def fresh_page(browser, link: str):
-    """The link opened in a new browser context (no shared storage), as someone else would."""
-    other = Guarded(browser)
-    try:
-        page = other.page()
-        page.goto(link)
-        page.wait_for_selector("body[data-ready='1']")
-        yield page
-    finally:
-        other.close()
-
 
 def test_share_link_restores_the_same_state_in_a_fresh_context(browser, guarded, live_server):
     page = guarded.page()

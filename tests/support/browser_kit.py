@@ -175,3 +175,23 @@ def course_page(html: str):
         yield f"http://127.0.0.1:{httpd.server_address[1]}/course.html"
     finally:
         httpd.shutdown()
+
+
+def link_from_toast(page, button: str) -> str:
+    """Click a button that answers with a link in the toast, and return the link."""
+    page.click(button)
+    page.wait_for_selector("#toast a")
+    return page.get_attribute("#toast a", "href")
+
+
+@contextmanager
+def fresh_page(browser, link: str):
+    """The link opened in a new browser context (no shared storage), as someone else would."""
+    other = Guarded(browser)
+    try:
+        page = other.page()
+        page.goto(link)
+        page.wait_for_selector("body[data-ready='1']")
+        yield page
+    finally:
+        other.close()

@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import pytest
 
-from test_browser import open_app
+from support.browser_kit import open_app
 
 pytestmark = pytest.mark.browser
 
 
 @pytest.fixture(scope="module")
 def small_server(tmp_path_factory):
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     s = LiveServer(tmp_path_factory.mktemp("limits"), "--workers", "1", "--compile-max-len", "4",
                    "--train-seconds", "100")

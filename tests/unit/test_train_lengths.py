@@ -5,11 +5,11 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from conftest import need
+from support.needs import need
 from rasplay.engine.train import TrainConfig, TrainError
 from rasplay.engine.train.lengths import length_bins, parse_range
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 SMALL = {"vocab": "ab", "max_len": 6, "n_train": 400, "n_test": 60, "d_model": 16, "steps": 60, "eval_every": 30}
 
 

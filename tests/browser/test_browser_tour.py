@@ -7,8 +7,8 @@ from __future__ import annotations
 
 import pytest
 
-from a11y import audit
-from test_browser import ARTIFACTS, fresh_page, open_app
+from support.a11y import audit
+from support.browser_kit import ARTIFACTS, fresh_page, open_app
 
 pytestmark = pytest.mark.browser
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from live_server import LiveServer
+from support.live_server import LiveServer
 
 LEADER = ("prefix = select(indices, indices, <=);\na_share = aggregate(prefix, indicator(tokens == \"a\"));\n"
           "b_share = aggregate(prefix, indicator(tokens == \"b\"));\n")

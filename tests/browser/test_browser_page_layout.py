@@ -11,7 +11,7 @@ import pytest
 
 from rasplay.engine import analyze
 from rasplay.engine.examples import load_examples
-from test_browser import ARTIFACTS, Guarded, open_app, runs, wait_for_run
+from support.browser_kit import ARTIFACTS, Guarded, open_app, runs, wait_for_run
 
 pytestmark = pytest.mark.browser
 

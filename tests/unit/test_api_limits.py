@@ -11,7 +11,7 @@ from rasplay.server.app import create_app
 from rasplay.server.schemas import TrainRequest
 from rasplay.server.settings import Settings
 
-WEB = Path(__file__).resolve().parent.parent / "web" / "js"
+WEB = Path(__file__).resolve().parents[2] / "web" / "js"
 
 
 def limits_of(tmp_path, **settings) -> dict:

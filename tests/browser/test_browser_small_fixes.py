@@ -10,7 +10,7 @@ import re
 
 import pytest
 
-from test_browser import ARTIFACTS, open_app, set_program
+from support.browser_kit import ARTIFACTS, open_app, set_program
 
 pytestmark = pytest.mark.browser
 

@@ -3,9 +3,9 @@ chart of accuracy by length, the bins as a table, and where the model breaks on 
 from __future__ import annotations
 
 import pytest
-from conftest import need
+from support.needs import need
 
-from test_browser import ARTIFACTS, open_app
+from support.browser_kit import ARTIFACTS, open_app
 
 pytestmark = [pytest.mark.browser, pytest.mark.train]
 

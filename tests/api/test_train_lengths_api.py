@@ -6,18 +6,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import need
+from support.needs import need
 
 need("torch")
 pytestmark = pytest.mark.train
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PER_POSITION = 'y = tokens == "a";\n'
 
 
 @pytest.fixture(scope="module")
 def train_server(tmp_path_factory):
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     server = LiveServer(tmp_path_factory.mktemp("train_lengths"), "--workers", "1", "--train-jobs", "1",
                         "--train-queue", "1", "--train-seconds", "300")

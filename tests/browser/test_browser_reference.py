@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from a11y import audit
-from test_browser import ARTIFACTS, open_app, runs, set_program, wait_for_run
+from support.a11y import audit
+from support.browser_kit import ARTIFACTS, open_app, runs, set_program, wait_for_run
 
 from rasplay.engine.reference import reference
 

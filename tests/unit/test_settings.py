@@ -15,7 +15,7 @@ from rasplay.cli.settings_options import as_environment, fields, settings_from
 from rasplay.server.settings import Settings, default_train_jobs, default_workers, flag_of, variable
 from rasplay.server.settings_doc import markdown_table
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(autouse=True)

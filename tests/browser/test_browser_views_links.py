@@ -8,7 +8,7 @@ import re
 
 import pytest
 
-from test_browser import ARTIFACTS, fresh_page, link_from_toast, open_app, runs, set_program, wait_for_run
+from support.browser_kit import ARTIFACTS, fresh_page, link_from_toast, open_app, runs, set_program, wait_for_run
 
 pytestmark = pytest.mark.browser
 
