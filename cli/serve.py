@@ -13,6 +13,6 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rasplay.server.serve import serve
+    from ..server.serve import serve
 
     return serve(settings_from(args, "serve"))

@@ -17,7 +17,7 @@ METAVARS = {"bytes": "SIZE", "s": "SECONDS", "URL": "URL", "path": "DIR", "origi
 
 
 def fields(command: str) -> dict:
-    from rasplay.server.settings import Settings
+    from ..server.settings import Settings
 
     return {name: field for name, field in Settings.model_fields.items()
             if command in field.json_schema_extra["commands"]}
@@ -36,7 +36,7 @@ def _repeatable(field) -> bool:
 
 def add_settings_options(parser: argparse.ArgumentParser, command: str) -> None:
     """One option per setting that `command` takes (default: not given, so the environment or the default)."""
-    from rasplay.server.settings import flag_of, shown_default, variable
+    from ..server.settings import flag_of, shown_default, variable
 
     for name, field in fields(command).items():
         extra = field.json_schema_extra
@@ -54,7 +54,7 @@ def add_settings_options(parser: argparse.ArgumentParser, command: str) -> None:
 def settings_from(args: argparse.Namespace, command: str, **fixed):
     """The Settings of the flags given (then the environment, then the defaults); a value out of its
     bounds stops the command with one line per problem, naming the flag or the variable."""
-    from rasplay.server.settings import Settings, flag_of, variable
+    from ..server.settings import Settings, flag_of, variable
 
     given = {name: getattr(args, name) for name in fields(command) if hasattr(args, name)}
     try:
@@ -72,7 +72,7 @@ def settings_from(args: argparse.Namespace, command: str, **fixed):
 def as_environment(settings, command: str) -> dict[str, str]:
     """The settings `command` takes, as environment variables (what a supervisor hands its children,
     so that no URL or limit shows in `ps`)."""
-    from rasplay.server.settings import variable
+    from ..server.settings import variable
 
     out = {}
     for name, field in fields(command).items():

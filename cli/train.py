@@ -68,7 +68,7 @@ def _print_matches(matches: list[dict]) -> None:
 
 
 def _length_options(args) -> dict:
-    from rasplay.engine.train.lengths import parse_range
+    from ..engine.train.lengths import parse_range
 
     out = {"n_train": args.n_train, "n_test": args.n_test, "bin_width": args.bin_width,
            "positional": args.positional, "causal": args.causal or None, "device": args.device}

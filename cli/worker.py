@@ -25,7 +25,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rasplay.server.course.celery_base import QUEUES
+    from ..server.course.celery_base import QUEUES
 
     settings = settings_from(args, "worker")
     if not settings.broker:
@@ -44,7 +44,7 @@ def run(args) -> int:
         return 1
     if len(queues) > 1:
         return supervise(child_environment(settings), queues)
-    from rasplay.server.course.celery_app import run_queue
+    from ..server.course.celery_app import run_queue
 
     return run_queue(settings.broker, settings, queues[0], settings.log_level, args.name)
 

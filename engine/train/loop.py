@@ -260,7 +260,12 @@ def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, p
             last_tick = time.monotonic()
     if not curve or curve[-1]["step"] != step:
         record()
-    # the model handed back is the best checkpoint, not the last step's (a run can fall back from 90% to 45%)
+    return _result(model, curve, best, step, stopped)
+
+
+def _result(model: TrainableTransformer, curve: list[dict], best: dict, step: int, stopped: str) -> dict:
+    """The trained model back on the CPU with the best checkpoint's weights (not the last step's: a run can
+    fall back from 90% to 45%), and train_model's result."""
     fields = ("step", "elapsed", "loss", "train_acc", "test_loss", "test_acc", "test_seq_acc")
     last = {k: curve[-1][k] for k in fields}
     if best["point"] is not curve[-1]:

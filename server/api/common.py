@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from fastapi import Request
 
-from rasplay.engine.inputs import input_limit_error
+from ...engine.inputs import input_limit_error
 
 from ..errors import ApiError
 from ..process_pool import (EvaluationTimeout, MemoryLimit, NotEncodable, PoolBusy, ReplyTooLarge, WorkerFailed,

@@ -10,7 +10,8 @@ from ...engine.exercises.format import ID_PATTERN
 from ..errors import ApiError
 from ..quotas import client_of
 from ..responses import answer
-from ..schemas import ERROR_RESPONSES, CheckRequest, CheckResult, ExercisePublic, ExerciseSummary
+from ..schemas import ERROR_RESPONSES
+from ..schemas_exercises import CheckRequest, CheckResult, ExercisePublic, ExerciseSummary
 from .deps import Services, services
 from .common import RESPONSES, cached_run, check_source
 

@@ -71,8 +71,8 @@ def test_the_rooms_are_the_package_dirs_of_pyproject():
 
 
 def test_the_checks_see_a_relative_import_across_rooms():
-    """The resolution the two tests above rely on: `...engine` from server/api/ is rasplay.engine."""
-    path = ROOT / "server" / "api" / "evaluate.py"
+    """The resolution the two tests above rely on: `...engine` from server/api/common.py is rasplay.engine."""
+    path = ROOT / "server" / "api" / "common.py"
     modules = {module for _, module, _ in imported_modules(path, "server")}
     assert "rasplay.engine.inputs" in modules and "rasplay.server.errors" in modules
     assert room_of("rasplay.engine.inputs") == "engine" and room_of("rasplay") == "rasplay"
@@ -121,10 +121,8 @@ MAX_FUNCTION_LINES = 80
 SIZED = ("rasplay", "engine", "server", "cli", "interop")
 # Over the limits today, each named with its size; an entry that is no longer over fails the test below,
 # so the list only shrinks.
-MODULES_OVER = {"engine/dialect.py": 624}   # being split into the package engine/dialect/
+MODULES_OVER: dict[str, int] = {}
 FUNCTIONS_OVER = {
-    "cli/serve.py:add_parser": 85,            # its options are to come from the settings' one declaration
-    "server/app.py:create_app": 107,
     "server/connections.py:protocol": 105,
 }
 
