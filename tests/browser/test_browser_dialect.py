@@ -28,10 +28,18 @@ def test_dialect_line_follows_the_program(browser, live_server):
         details = page.inner_text("#dialect .dialect-details")
         assert details.startswith("C-RASP, causal: ") and "Counting like transformers" in details
         assert "Not B-RASP (line 6)" in details
+        # and what the length-generalisation results say of it (engine/dialect/prediction.py), fragment by fragment
+        predictions = page.inner_text("#dialect .dialect-lengthgen")
+        assert predictions.startswith("Length generalisation: ") and "C-RASP[periodic, local]: " in predictions
+        assert "RASP-L: " in predictions
         set_program(page, "ones = count(tokens, \"1\");\nodd = ones % 2 == 1;\n")
         page.wait_for_selector("#dialect[data-fragment='rasp']")
         assert page.inner_text("#dialect summary") == "Runs at any length when compiled: no guarantee from this program (line 2)"
         assert "Not length-free (line 2)" in page.inner_text("#dialect .dialect-details")   # still open after a run
+        # outside a fragment the page says what the theorem does not give, never that training will fail
+        page.wait_for_function("() => document.querySelector('#dialect .dialect-lengthgen').innerText.includes('No guarantee')")
+        predictions = page.inner_text("#dialect .dialect-lengthgen")
+        assert "No guarantee from this program" in predictions and "will fail" not in predictions
     finally:
         guarded.close()
 

@@ -1,7 +1,7 @@
 // The dialect line under the diagram's totals: one short line in plain words ("Runs at any length when
 // compiled: yes", or "no guarantee from this program (line 12)"), from the engine's summary of its dialect
-// check (POST /analyze, engine/dialect_summary.py); the fragment, its theorem and why the program is not in
-// the next smaller fragment open on demand (a disclosure). In an exercise the line is hidden unless the
+// check (POST /analyze, engine/dialect_summary.py); the fragment, its theorem, why the program is not in
+// the next smaller fragment and what the length-generalisation results predict open on demand (a disclosure). In an exercise the line is hidden unless the
 // exercise asks for a fragment (its `fragment` field): a correct solution is not a complaint. Text only.
 
 import * as api from "./api.js";
@@ -30,6 +30,22 @@ function box() {
   return node;
 }
 
+// What the length-generalisation results say of the program (engine/dialect/prediction.py, docs/dialects.md):
+// the engine's one line, then each fragment's statement, with the line that keeps the program out.
+function lengthGeneralization(lg) {
+  const part = el("div", "dialect-lengthgen");
+  part.append(el("p", "", lg.summary));
+  const list = el("ul");
+  for (const f of lg.fragments) {
+    const item = el("li");
+    item.append(el("strong", "", f.name), `: ${f.statement}`);
+    if (!f.member && f.reason) item.append(el("span", "dialect-reason", ` ${f.reason}`));
+    list.append(item);
+  }
+  part.append(list);
+  return part;
+}
+
 // Ask the engine which fragment `source` is in and show it; a failed request hides the line.
 export async function showDialect(source) {
   const mine = ++seq;
@@ -51,6 +67,7 @@ export async function showDialect(source) {
     fragment.append(el("strong", "", s.fragment), `: ${s.theorem}`);
     body.append(fragment);
     if (s.why) body.append(el("p", "dialect-reason", s.why));
+    if (d.length_generalization) body.append(lengthGeneralization(d.length_generalization));
     const open = node.open;   // a re-run keeps it as the student left it
     node.replaceChildren(summary, body);
     node.open = open;
