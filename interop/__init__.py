@@ -4,7 +4,7 @@
 
 def load_tl(path):
     """A compiled model exported for TransformerLens (`rasplay compile --export transformer-lens DIR`) as a
-    float64 `transformer_lens.HookedTransformer` with `.rasplay_encoder` (see interop/export_tl.py)."""
+    float64 TransformerLens 4 `TransformerBridge` with `.rasplay_encoder` (see interop/export_tl.py)."""
     from .export_tl import load_tl as _load_tl
 
     return _load_tl(path)
