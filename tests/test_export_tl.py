@@ -253,3 +253,16 @@ def test_loss_on_a_numerical_output_is_refused_clearly(tmp_path):
         tl_model(ids, return_type="loss")
     values = tl_model.rasplay_encoder.decode(tl_model(ids))
     assert len(values[0]) == 3
+
+
+def test_an_attention_scale_of_one_goes_into_the_queries():
+    """TransformerLens 4 refuses attn_scale 1 with d_head > 1; an export at beta 1 keeps TL's default scale
+    (sqrt(d_head)) and multiplies the query weights by it: the logits still equal our runner's at beta 1."""
+    model = rasplay.compile(PROGRAMS["sort"][0], vocab="abc", max_len=4)
+    config = dict(model.config)
+    assert config["d_head"] > 1
+    assert "attn_scale" not in tl_config(config, beta=1.0)
+    bridge = to_transformer_bridge(model, beta=1.0)
+    ids = np.array([[0] + [1 + t for t in x] for x in itertools.product(range(3), repeat=4)])
+    want = Transformer(config, model.weights).forward(ids, mode="soft", beta=1.0).out
+    np.testing.assert_allclose(bridge(torch.tensor(ids)).detach().numpy(), want, rtol=0, atol=1e-9)
