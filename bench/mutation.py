@@ -34,23 +34,23 @@ SESSIONS = ROOT / "bench" / "mutation"
 # (plugins the guarding tests never use are left out: a third of each run's start-up)
 PYTEST = (f"{sys.executable} -m pytest -x -q -p no:cacheprovider -p no:schemathesis -p no:benchmark -p no:anyio "
           f"-p no:jaxtyping -p no:typeguard")
-EXERCISE_TESTS = ("tests/test_exercise_boundaries.py tests/test_exercise_generate.py tests/test_exercise_check_units.py "
-                  "tests/test_exercises.py -k 'not cli'")
+EXERCISE_TESTS = ("tests/unit/test_exercise_boundaries.py tests/unit/test_exercise_generate.py tests/unit/test_exercise_grading.py "
+                  "tests/unit/test_exercises.py -k 'not cli'")
 
 # module -> the tests that guard it (fast ones only)
 MODULES = {
-    "engine/header.py": "tests/test_default_output.py tests/test_header_fields.py",
+    "engine/header.py": "tests/unit/test_default_output.py tests/unit/test_program_header.py",
     "engine/exercises/format.py": EXERCISE_TESTS,
     "engine/exercises/grading.py": EXERCISE_TESTS,
     "engine/exercises/generate.py": EXERCISE_TESTS,
     "engine/exercises/catalog.py": EXERCISE_TESTS,
-    "engine/compiler/plan.py": "tests/test_compiler_plan_names.py tests/test_compiler_passes.py tests/test_compiler_plan_decisions.py "
-                               "tests/test_compiler_sizes.py",
-    "interop/tracr_lower.py": "tests/test_tracr_lower_units.py tests/test_tracr_lower_cases.py tests/test_tracr_api.py",
-    "server/quotas.py": "tests/test_quotas_unit.py",
-    "server/security.py": "tests/test_security_unit.py",
-    "server/store.py": "tests/test_store_sqlite_unit.py",
-    "server/process_pool.py": "tests/test_process_pool_units.py tests/test_workers.py tests/test_workers_limits.py",
+    "engine/compiler/plan.py": "tests/unit/test_compiler_plan_names.py tests/unit/test_compiler_heads.py tests/unit/test_compiler_residual.py tests/unit/test_compiler_value_sets.py tests/unit/test_compiler_plan_decisions.py "
+                               "tests/unit/test_compiler_sizes.py",
+    "interop/tracr_lower.py": "tests/unit/test_tracr_lower.py tests/unit/test_tracr_lower_cases.py tests/unit/test_tracr_api.py",
+    "server/quotas.py": "tests/unit/test_quotas.py",
+    "server/security.py": "tests/unit/test_security_policies.py",
+    "server/store.py": "tests/unit/test_store_sqlite.py",
+    "server/process_pool.py": "tests/unit/test_process_pool.py tests/services/test_worker_pool.py tests/services/test_worker_pool_time_limits.py",
 }
 
 # Operators left out (docs/testing.md): `|` appears in these modules only in type annotations, which

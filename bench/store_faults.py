@@ -19,7 +19,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 from postgres_server import PostgresServer  # noqa: E402
 from rasplay.server.store import StoreUnavailable  # noqa: E402
-from rasplay.server.store_postgres import PostgresStore  # noqa: E402
+from rasplay.server.course.store_postgres import PostgresStore  # noqa: E402
 
 
 def waits(url: str, threads: int, retry_seconds: float, server: PostgresServer) -> list[float]:

@@ -48,7 +48,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rasplay import engine
+    from .. import engine
 
     output, limits = args.output, None
     if args.export and args.export[0] not in EXPORT_FORMATS:
@@ -56,7 +56,7 @@ def run(args) -> int:
               file=sys.stderr)
         return 2
     if args.export and args.export[0] == "onnx":
-        from rasplay.interop.export_onnx import onnx_available
+        from ..interop.export_onnx import onnx_available
         if not onnx_available():
             print("rasplay: --export onnx needs the onnx package: pip install 'rasplay[onnx]'", file=sys.stderr)
             return 2
@@ -100,10 +100,10 @@ def _export(args, model) -> dict:
     """--export FORMAT PATH: the model written for TransformerLens (a folder) or ONNX (a file)."""
     fmt, path = args.export
     if fmt == "onnx":
-        from rasplay.interop.export_onnx import export_onnx
+        from ..interop.export_onnx import export_onnx
         export_onnx(model, path, dtype=args.onnx_dtype, attention=args.onnx_attention)
         return {"format": fmt, "file": path, "dtype": args.onnx_dtype, "attention": args.onnx_attention}
-    from rasplay.interop.export_tl import export_transformer_lens
+    from ..interop.export_tl import export_transformer_lens
     export_transformer_lens(model, path)
     return {"format": fmt, "dir": path}
 
@@ -121,7 +121,7 @@ def _reporting_errors(args, build) -> tuple[dict | None, int]:
     """build()'s document and 0, or None and the exit code after saying what went wrong: the program's
     error with its line and column (1), a file that cannot be written (1), a bug in rasplay, without a
     traceback (2)."""
-    from rasplay import engine
+    from .. import engine
 
     try:
         return build(), 0
@@ -139,14 +139,14 @@ def _reporting_errors(args, build) -> tuple[dict | None, int]:
 def _compile_length_free(args, source, output, load_dirs, limits) -> int:
     """`rasplay compile --length-free`: a model for every length (docs/every_length.md); --check compares it
     with the evaluator at lengths 1..8 (every input) and 16..4096 (seeded samples)."""
-    from rasplay import engine
+    from .. import engine
     from .text_display import render_length_free
 
     if not args.length_free:
         print("rasplay: compile needs --max-len N (or --length-free)", file=sys.stderr)
         return 2
     if args.export and args.export[0] == "onnx":
-        from rasplay.interop.export_onnx import LENGTH_FREE_REASON
+        from ..interop.export_onnx import LENGTH_FREE_REASON
         print(f"rasplay: {LENGTH_FREE_REASON}", file=sys.stderr)
         return 2
     if args.export or args.encoding:

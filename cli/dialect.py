@@ -20,7 +20,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rasplay import engine
+    from .. import engine
 
     source, load_dirs = read_program(args.file)
     try:

@@ -25,8 +25,8 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rasplay import engine
-    from rasplay.server.settings import parse_bytes
+    from .. import engine
+    from ..server.settings import parse_bytes
 
     from .limits import TimeLimit, enforce_limits
     from .text_display import render

@@ -16,13 +16,16 @@ def add_parser(sub) -> None:
                    help="the exercise: an id (rasplay's own, or in --exercises folders) or a .exercise file")
     p.add_argument("--exercises", action="append", metavar="DIR", help="a folder of .exercise files (repeatable)")
     p.add_argument("--json", action="store_true", help="print the check result as JSON")
+    p.add_argument("--seconds", type=float, default=None, metavar="S",
+                   help="the check's time limit, proof included (default 10; a longer one lets a proof or its "
+                        "search go further)")
     p.set_defaults(func=run)
 
 
 def find_exercise(spec: str, folders: list[str]):
     """An exercise by id (shipped, or in --exercises folders) or by the path of its file."""
-    from rasplay.engine.exercises import ExerciseError, load_catalog, read_exercise
-    from rasplay.engine.exercises.catalog import SUFFIX
+    from ..engine.exercises import ExerciseError, load_catalog, read_exercise
+    from ..engine.exercises.catalog import SUFFIX
 
     if spec.endswith(SUFFIX) or "/" in spec:
         return read_exercise(Path(spec))
@@ -39,6 +42,11 @@ def find_exercise(spec: str, folders: list[str]):
 def print_check(path: str, r: dict) -> None:
     mark = {"pass": "PASS", "wrong": "WRONG", "over_budget": "OVER BUDGET", "error": "ERROR"}[r["status"]]
     print(f"{mark}  {r['exercise']}: {r['message']}")
+    v = r.get("verdict")
+    if v and v["internal_error"]:
+        print(f"  internal error (please report it): {v['internal_error']}")
+    elif v and v["outcome"] == "sampled" and v["reason"]:
+        print(f"  sampled, not proved: {v['reason']}")
     c = r["counterexample"]
     if c is not None:
         show = lambda v: " ".join("T" if x is True else "F" if x is False else str(x) for x in v) if v else "-"
@@ -60,12 +68,15 @@ def print_check(path: str, r: dict) -> None:
 
 
 def run(args) -> int:
-    from rasplay.engine.exercises import ExerciseError, check
+    from dataclasses import replace
+
+    from ..engine.exercises import CHECK_LIMITS, ExerciseError, check
 
     source, _ = read_program(args.file)
     try:
         exercise = find_exercise(args.exercise, args.exercises or [])
-        result = check(exercise, source)
+        limits = CHECK_LIMITS if args.seconds is None else replace(CHECK_LIMITS, seconds=max(args.seconds, 0.1))
+        result = check(exercise, source, check_limits=limits)
     except ExerciseError as e:
         print(f"rasplay: {e}", file=sys.stderr)
         return 2

@@ -18,7 +18,7 @@ def enforce_limits(path: str, seconds: float, memory: int | None):
     import signal
     import threading
 
-    from rasplay import engine
+    from .. import engine
 
     engine.evaluate("x = length;", ["ab"])   # the library (ours) is not the program's time
     address_space = resource.getrlimit(resource.RLIMIT_AS)   # restored by disarm (the CLI may run in-process)

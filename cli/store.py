@@ -14,7 +14,7 @@ def add_parser(sub) -> None:
 
 
 def run(args) -> int:
-    from rasplay.server.store_copy import copy_store
+    from ..server.store_copy import copy_store
 
     return copy_store(args.source, args.target)
 

@@ -15,6 +15,16 @@ def add_parser(sub) -> None:
     p.add_argument("--vocab", default="abcdefgh", help="input tokens: characters (abc) or a JSON list (default abcdefgh)")
     p.add_argument("--min-len", type=int, default=1, help="shortest input (default 1)")
     p.add_argument("--max-len", type=int, default=16, help="longest input (default 16)")
+    p.add_argument("--train-lengths", metavar="LO-HI", help="training lengths, e.g. 1-20 (sets --min-len and --max-len)")
+    p.add_argument("--test-lengths", metavar="LO-HI",
+                   help="longer held-out lengths, e.g. 21-60: accuracy per length and per bin (docs/length_generalization.md)")
+    p.add_argument("--bin-width", type=int, help="lengths per test bin (default: the training range's width)")
+    p.add_argument("--positional", choices=["learned", "random_offset", "none"],
+                   help="position encoding: learned (default), random_offset (learned, trained at random offsets), none")
+    p.add_argument("--causal", action="store_true", help="a causal (decoder) mask: each position sees itself and before")
+    p.add_argument("--device", choices=["cpu", "cuda", "auto"], help="where to train (default cpu; auto: cuda when present)")
+    p.add_argument("--n-train", type=int, help="training inputs sampled (default 20000)")
+    p.add_argument("--n-test", type=int, help="held-out inputs (default 1000; with --test-lengths, also per test bin)")
     p.add_argument("--no-bos", action="store_true", help="no BOS token at position 0")
     p.add_argument("--layers", type=int, help="layers (default: the program's analysis)")
     p.add_argument("--heads", type=int, help="heads per layer (default: the analysis' largest layer)")
@@ -57,10 +67,39 @@ def _print_matches(matches: list[dict]) -> None:
         print(f"  layer {m['layer']}  {m['name']:<{width}}  {paired}{best}")
 
 
+def _length_options(args) -> dict:
+    from rasplay.engine.train.lengths import parse_range
+
+    out = {"n_train": args.n_train, "n_test": args.n_test, "bin_width": args.bin_width,
+           "positional": args.positional, "causal": args.causal or None, "device": args.device}
+    if args.train_lengths:
+        out["min_len"], out["max_len"] = parse_range(args.train_lengths, "--train-lengths")
+    if args.test_lengths:
+        out["test_min_len"], out["test_max_len"] = parse_range(args.test_lengths, "--test-lengths")
+    return out
+
+
+def _print_lengths(doc: dict) -> None:
+    lf = doc["compiled"]["length_free"]
+    lf_bins = {(b["lo"], b["hi"]): b["seq_acc"] for b in lf.get("bins", [])}
+    print(f"accuracy by length ({doc['positional']} positions, {'causal' if doc['causal'] else 'bidirectional'}, "
+          f"on {doc['device']}): per position / per sequence; the length-free compiled model per sequence")
+    for b in doc["bins"]:
+        where = "held out by length" if b["held_out"] else "training lengths"
+        compiled = _pct(lf_bins.get((b["lo"], b["hi"]))) if lf["available"] else "-"
+        print(f"  {b['lo']:>4}-{b['hi']:<4} {_pct(b['acc']):>7} {_pct(b['seq_acc']):>7}   compiled {compiled:>7}"
+              f"   ({b['count']} inputs, {where})")
+    if not lf["available"]:
+        print(f"  no length-free compiled model: {lf['reason']}")
+    print(f"  a model compiled with max_len {doc['compiled']['max_len']['defined_up_to']} is defined up to that length")
+    if doc["unseen_values"]:
+        print(f"  {doc['unseen_values']} longer positions take a value training never showed (scored wrong)")
+
+
 def run(args) -> int:
     import signal
 
-    from rasplay.engine.train import TrainError, overlay_imported, read_attention, torch_available
+    from ..engine.train import TrainError, overlay_imported, read_attention, torch_available
 
     source, load_dirs = read_program(args.file)
     try:
@@ -76,13 +115,14 @@ def run(args) -> int:
         if not torch_available():
             print("rasplay: training needs PyTorch: pip install 'rasplay[train]'", file=sys.stderr)
             return 1
-        from rasplay.engine.train import TrainConfig, train
+        from ..engine.train import TrainConfig, train
 
         options = dict(vocab=parse_vocab(args.vocab), output=args.output, min_len=args.min_len,
                        max_len=args.max_len, bos=not args.no_bos, layers=args.layers, heads=args.heads,
                        d_model=args.d_model, steps=args.steps, time_budget=args.time_budget,
                        batch_size=args.batch_size, lr=args.lr, supervise=args.supervise, seed=args.seed,
                        stop_at=args.stop_at, threads=args.threads)
+        options.update(_length_options(args))
         if args.example is not None:
             options["example"] = parse_vocab(args.example) if args.example.startswith("[") else args.example
         config = TrainConfig(**{k: v for k, v in options.items() if v is not None}).validated()
@@ -116,6 +156,8 @@ def run(args) -> int:
     _print_matches(result["matches"])
     ex = result["example"]
     print(f"example: {ex['input']} -> {ex['prediction']} (program: {ex['target']})")
+    if result.get("lengths"):
+        _print_lengths(result["lengths"])
     if args.o:
         print(f"saved the model to {args.o}")
     return 0

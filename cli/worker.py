@@ -1,6 +1,7 @@
 """`rasplay worker --broker redis://...`: run training and compiler work for replicas started with
-`--broker` (Celery with Redis; the worker itself is server/celery_app.py). Given both queues, it runs one
-process for each (`rasplay worker ... --queues Q`) and supervises them."""
+`--broker` (Celery with Redis; the worker itself is server/course/celery_app.py). Given both queues, it runs one
+process for each (`rasplay worker --queues Q`, its settings handed over in RASPLAY_* environment
+variables, so that the broker's URL never shows in `ps`) and supervises them."""
 from __future__ import annotations
 
 import os
@@ -8,43 +9,26 @@ import signal
 import subprocess
 import sys
 
+from .settings_options import add_settings_options, as_environment, settings_from
+
 
 def add_parser(sub) -> None:
-    """`rasplay worker`: its options (the limits are those of `rasplay serve`, with the same defaults)."""
+    """`rasplay worker`: its options (the settings it shares with `rasplay serve`, with the same defaults)."""
     p = sub.add_parser("worker", help="run training and compiler work for replicas started with --broker "
                                       "(Celery with Redis; needs rasplay[course,train]; docs/deploy.md)")
-    p.add_argument("--broker", default=os.environ.get("RASPLAY_BROKER"), metavar="URL",
-                   help="the redis://... URL the replicas were given (default: $RASPLAY_BROKER)")
+    add_settings_options(p, "worker")
     p.add_argument("--queues", default="train,heavy",
                    help="train (training jobs), heavy (compile, run, soft study, weights) or both (default "
                         "train,heavy: one process for each)")
-    p.add_argument("--data-dir", help="where the jobs' temporary directories go (default ~/.local/share/rasplay)")
-    p.add_argument("--train-jobs", type=int, help="training jobs this worker runs at once (default: one per two "
-                   "cores, at least two on two cores)")
-    p.add_argument("--train-warm", type=int, default=2, help="spare training processes kept started with "
-                   "PyTorch loaded (default 2)")
-    p.add_argument("--train-seconds", type=float, default=600, help="time limit of a training job (default 600; "
-                   "give the replicas the same)")
-    p.add_argument("--train-memory", default="2GiB", help="memory of a training job, enforced (default 2GiB)")
-    p.add_argument("--heavy-workers", type=int, help="processes for compiler work (default 2)")
-    p.add_argument("--compile-seconds", type=float, default=30.0, help="time limit of a compile, run or soft "
-                   "study (default 30)")
-    p.add_argument("--queue-seconds", type=float, default=10.0, help="longest wait for a free process (default 10)")
-    p.add_argument("--worker-memory", default="1GiB", help="memory one compiler request may take (default 1GiB)")
-    p.add_argument("--worker-keep", default="256MiB", help="memory a process may keep in caches (default 256MiB)")
-    p.add_argument("--max-response-bytes", default="32MiB", help="size of any one result (default 32MiB)")
     p.add_argument("--name", help="this worker's Celery node name (default QUEUE-PID@HOST)")
-    p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
 
 
 def run(args) -> int:
-    from pathlib import Path
+    from rasplay.server.course.celery_base import QUEUES
 
-    from rasplay.server.celery_app import QUEUES, run_queue
-    from rasplay.server.settings import Settings, default_data_dir, parse_bytes
-
-    if not args.broker:
+    settings = settings_from(args, "worker")
+    if not settings.broker:
         print("rasplay: worker needs --broker redis://... (or RASPLAY_BROKER): the URL the replicas were given",
               file=sys.stderr)
         return 1
@@ -59,23 +43,16 @@ def run(args) -> int:
         print(f"rasplay: --queues takes train, heavy or both (got {args.queues!r})", file=sys.stderr)
         return 1
     if len(queues) > 1:
-        argv = ["--broker", args.broker, "--log-level", args.log_level]
-        for name in ("data_dir", "train_jobs", "train_warm", "train_seconds", "train_memory", "heavy_workers",
-                     "compile_seconds", "queue_seconds", "worker_memory", "worker_keep", "max_response_bytes"):
-            if getattr(args, name) is not None:
-                argv += ["--" + name.replace("_", "-"), str(getattr(args, name))]
-        return supervise(argv, queues)
-    try:
-        sizes = {name: parse_bytes(getattr(args, name)) for name in
-                 ("train_memory", "worker_memory", "worker_keep", "max_response_bytes")}
-    except ValueError as e:
-        raise SystemExit(f"rasplay: {e}")
-    settings = Settings(data_dir=Path(args.data_dir) if args.data_dir else default_data_dir(),
-                        train_jobs=args.train_jobs or Settings().train_jobs, train_warm=args.train_warm,
-                        train_seconds=args.train_seconds, heavy_workers=args.heavy_workers or 2,
-                        compile_seconds=args.compile_seconds, queue_seconds=args.queue_seconds, broker=args.broker,
-                        **sizes)
-    return run_queue(args.broker, settings, queues[0], args.log_level, args.name)
+        return supervise(child_environment(settings), queues)
+    from rasplay.server.course.celery_app import run_queue
+
+    return run_queue(settings.broker, settings, queues[0], settings.log_level, args.name)
+
+
+def child_environment(settings) -> dict[str, str]:
+    """The environment of a queue's process: this one's, with every worker setting as its variable."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("RASPLAY_")}
+    return {**env, **as_environment(settings, "worker")}
 
 
 def _die_with_parent() -> None:
@@ -88,10 +65,10 @@ def _die_with_parent() -> None:
         pass
 
 
-def supervise(argv: list[str], queues: list[str]) -> int:
-    """One process per queue (`rasplay worker ... --queues Q`); when one ends, the others are stopped
-    and the worker exits (its service manager starts it again)."""
-    children = [subprocess.Popen([sys.executable, "-m", "rasplay.cli", "worker", *argv, "--queues", q],
+def supervise(env: dict[str, str], queues: list[str]) -> int:
+    """One process per queue (`rasplay worker --queues Q`, its settings in `env`); when one ends, the
+    others are stopped and the worker exits (its service manager starts it again)."""
+    children = [subprocess.Popen([sys.executable, "-m", "rasplay.cli", "worker", "--queues", q], env=env,
                                  preexec_fn=_die_with_parent) for q in queues]
 
     def forward(signum, _frame):

@@ -43,9 +43,12 @@ def analyze(source: str, output: str | None = None, limits: Limits | None = None
 def _dialect(interp, output):
     """The dialect check of `output` (default: the program's default output), or None when there is none."""
     from .dialect import check_dialect
+    from .dialect_summary import summarize
 
     try:
-        return check_dialect(interp=interp, output=output)
+        doc = check_dialect(interp=interp, output=output)
+        doc["summary"] = summarize(doc)      # the page's one line in plain words, and its details
+        return doc
     except RaspError:
         return None
     except Exception:      # a bug in the check must not cost the page its analysis: no dialect line then

@@ -1,4 +1,4 @@
-"""Layer and head allocation (DESIGN section 3) and the dependency graph for diagrams.
+"""Layer and head allocation (docs/language.md, "Layers and heads") and the dependency graph for diagrams.
 
 Depth: inputs and constants 0; elementwise ops the max of their inputs; a selector the max of its
 key and query depths + 1 (and/or/not: the max of their parts); an aggregate the max of its
@@ -70,14 +70,41 @@ def short_name(interp: Interpretation, node: Node) -> str | None:
     return parts if parts and len(parts) <= 2 * SHORT else None
 
 
-def display_names(interp: Interpretation, heads: list[list[dict]]) -> None:
+UNOWNED = ("tokens", "indices", "constant")   # the inputs and constants are nobody's part
+
+
+def part_of(interp: Interpretation, nodes: list[Node]) -> dict[int, str]:
+    """The name the program gives each node, or for an unnamed one (`aggregate(...)` inside an expression)
+    the name of the nearest named node built on it (the first user in program order that has one): what
+    the diagram says instead of "unnamed". Nodes with no named user are left out."""
+    users: dict[int, list[Node]] = {}
+    for n in nodes:
+        for _, c in n.children():
+            users.setdefault(c.id, []).append(n)
+    out: dict[int, str] = {}
+    for n in reversed(nodes):          # users before the nodes they use
+        names = interp.node_names.get(n.id)
+        if names:
+            out[n.id] = names[0]
+            continue
+        owner = next((out[u.id] for u in users.get(n.id, []) if u.id in out), None)
+        if owner is not None:
+            out[n.id] = owner
+    return out
+
+
+def display_names(interp: Interpretation, heads: list[list[dict]], owners: dict[int, str] | None = None) -> None:
     """Give every head a `display` text that no other head shows: its selector's name (or a short
-    generated one, else `L<layer> head <slot>`); where two heads would read the same, the layer is added
-    (`s (L2)`), or the selector id where they share a layer too (`s #9`)."""
+    generated one, else `selector of <name>` after what the head computes, else `L<layer> head <slot>`);
+    where two heads would read the same, the layer is added (`s (L2)`), or the selector id where they share
+    a layer too (`s #9`)."""
     flat = [h for row in heads for h in row]
     groups: dict[str, list[dict]] = {}
+    owners = owners or {}
     for h in flat:
-        text = short_name(interp, interp.graph.nodes[h["selector"]]) or f"L{h['layer']} head {h['slot']}"
+        computes = next((owners[op] for op in h["ops"] if op in owners), None)
+        text = (short_name(interp, interp.graph.nodes[h["selector"]])
+                or (f"selector of {computes}" if computes else f"L{h['layer']} head {h['slot']}"))
         groups.setdefault(text, []).append(h)
     for text, group in groups.items():
         layers = [h["layer"] for h in group]
@@ -121,7 +148,8 @@ def analyze_nodes(interp: Interpretation, roots: list[Node]) -> dict:
             node_head[n.id] = head_of[key]
             heads[layer - 1][head_of[key]]["ops"].append(n.id)
 
-    display_names(interp, heads)
+    owners = part_of(interp, nodes)
+    display_names(interp, heads, owners)
 
     selector_place: dict[int, tuple[int, int | None]] = {}
     for (layer, sel_id), slot in sorted(head_of.items()):
@@ -141,6 +169,7 @@ def analyze_nodes(interp: Interpretation, roots: list[Node]) -> dict:
         graph_nodes.append({
             "id": n.id, "kind": n.kind, "role": ROLES[n.kind], "name": interp.display_name(n), "names": interp.node_names.get(n.id, []),
             "label": n.label or n.describe(), "layer": layer, "head": slot,
+            "part_of": None if interp.node_names.get(n.id) or n.kind in UNOWNED else owners.get(n.id),
             "span": n.span.to_json() if n.span else None,
             "source": n.span.source if n.span else None,
         })

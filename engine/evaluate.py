@@ -1,4 +1,4 @@
-"""The evaluation document (DESIGN section 4): a program x inputs -> every name's values, analysis, diagnostics.
+"""The evaluation document (docs/api.md, "Evaluate a program"): a program x inputs -> every name's values, analysis, diagnostics.
 
 The program is interpreted (engine/interpret) into an operation graph; the graph runner
 (engine/graph_runner.py) computes its values on batches of inputs of equal length and token type;
@@ -90,31 +90,10 @@ def _check_result_cells(roots: list[Node], inputs: list[Input], limits: Limits) 
                      "shorter inputs", None, "limit")
 
 
-def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: list[str] | None,
-                            limits: Limits, deadline: float, extra_diagnostics: list | None = None,
-                            trace: int | None = None) -> dict:
-    diagnostics = list(interp.diagnostics) + list(extra_diagnostics or [])
-    definitions = interp.definitions
-    if names is not None:
-        known = {d.name for d in definitions}
-        for name in names:
-            if name not in known:
-                diagnostics.append(diagnostic(f"the program defines no s-op or selector named '{name}'", None,
-                                              "error", "name"))
-        definitions = [d for d in definitions if d.name in set(names)]
-    roots = [d.value for d in definitions]
-    key = ("analysis", tuple(names) if names is not None else None)
-    if key not in interp.memo:  # an interpretation is immutable: its analysis (and node order) can be kept
-        analysis = analyze_nodes(interp, roots)
-        interp.memo[key] = (analysis, {n["id"]: (n["layer"], n["head"]) for n in analysis["graph"]["nodes"]},
-                            interp.graph.ancestors(roots))
-    analysis, place, nodes = interp.memo[key]
-    keep = {r.id for r in roots}
-    too_large = _check_result_cells(roots, inputs, limits)
-    if too_large is not None:   # estimated before anything is built: the selectors' matrices are left out
-        diagnostics.append(too_large.to_diagnostic())
-        keep -= {r.id for r in roots if isinstance(r, Selector)}
-
+def _run_inputs(inputs: list[Input], roots: list, nodes, keep: set, too_large, deadline: float,
+                limits: Limits) -> tuple[list, dict, RaspError | None]:
+    """Every root's value or error on every input, run in batches: (per input: node id -> ((data, int_like),
+    error)), the first input each distinct error came from, and the time-out if the run stopped at one."""
     per_input: list[dict[int, tuple]] = [dict() for _ in inputs]  # input -> node id -> (row data, error)
     for i, inp in enumerate(inputs):
         if inp.error is not None:
@@ -144,13 +123,11 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
                     origin_errors.setdefault(key, (err, i))
                 else:
                     per_input[i][r.id] = ((v.data[b], None if v.int_like is None else v.int_like[b]), None)
+    return per_input, origin_errors, timeout
 
-    if timeout is not None and not any(d.get("kind") == "timeout" for d in diagnostics):
-        diagnostics.append(timeout.to_diagnostic())
-    for err, i in origin_errors.values():
-        suffix = f" (on input {i + 1})" if len(inputs) > 1 else ""
-        diagnostics.append(diagnostic(err.message + suffix, err.span, "error", err.kind))
 
+def _results(definitions: list, inputs: list[Input], per_input: list, place: dict) -> dict[str, dict]:
+    """The document's `results`: every definition's layer (and head), values and errors per input."""
     results: dict[str, dict] = {}
     for d in definitions:
         node = d.value
@@ -176,6 +153,43 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
         else:
             results[d.name] = {"kind": "selector", "layer": layer, "head": head,
                                "values": values, "errors": errors}
+    return results
+
+
+def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: list[str] | None,
+                            limits: Limits, deadline: float, extra_diagnostics: list | None = None,
+                            trace: int | None = None) -> dict:
+    diagnostics = list(interp.diagnostics) + list(extra_diagnostics or [])
+    definitions = interp.definitions
+    if names is not None:
+        known = {d.name for d in definitions}
+        for name in names:
+            if name not in known:
+                diagnostics.append(diagnostic(f"the program defines no s-op or selector named '{name}'", None,
+                                              "error", "name"))
+        definitions = [d for d in definitions if d.name in set(names)]
+    roots = [d.value for d in definitions]
+    key = ("analysis", tuple(names) if names is not None else None)
+    if key not in interp.memo:  # an interpretation is immutable: its analysis (and node order) can be kept
+        analysis = analyze_nodes(interp, roots)
+        interp.memo[key] = (analysis, {n["id"]: (n["layer"], n["head"]) for n in analysis["graph"]["nodes"]},
+                            interp.graph.ancestors(roots))
+    analysis, place, nodes = interp.memo[key]
+    keep = {r.id for r in roots}
+    too_large = _check_result_cells(roots, inputs, limits)
+    if too_large is not None:   # estimated before anything is built: the selectors' matrices are left out
+        diagnostics.append(too_large.to_diagnostic())
+        keep -= {r.id for r in roots if isinstance(r, Selector)}
+
+    per_input, origin_errors, timeout = _run_inputs(inputs, roots, nodes, keep, too_large, deadline, limits)
+
+    if timeout is not None and not any(d.get("kind") == "timeout" for d in diagnostics):
+        diagnostics.append(timeout.to_diagnostic())
+    for err, i in origin_errors.values():
+        suffix = f" (on input {i + 1})" if len(inputs) > 1 else ""
+        diagnostics.append(diagnostic(err.message + suffix, err.span, "error", err.kind))
+
+    results = _results(definitions, inputs, per_input, place)
     output = default_output(interp)
     if output is not None and interp.ok and not any(d.name == output and isinstance(d.value, SOp)
                                                     for d in interp.definitions):
@@ -257,7 +271,7 @@ def _interpret_cached(source: str, limits: Limits, load_dirs, deadline: float) -
 
 def evaluate(source: str, inputs=None, names: list[str] | None = None, input_format: str | None = None,
              limits: Limits | None = None, load_dirs: list | None = None, trace: int | None = None) -> dict:
-    """Evaluate a RASP program on inputs and return the evaluation document (DESIGN section 4).
+    """Evaluate a RASP program on inputs and return the evaluation document (docs/api.md).
 
     inputs: strings (one token per character) or lists of tokens; with input_format "json",
     strings holding JSON lists. When no inputs are given, the program's `set example` is used.

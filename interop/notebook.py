@@ -19,7 +19,7 @@ from pathlib import Path
 
 # The page modules the widget uses (api.js is replaced by an offline one in widget.js).
 PAGE_MODULES = ("values.js", "docmodel.js", "diagram.js", "layout.js", "heatmap.js", "heatmapsvg.js", "plotly.js",
-                "compile.js", "forms.js", "state.js", "train.js")
+                "compile.js", "forms.js", "state.js", "train.js", "lengths.js")
 
 
 @lru_cache(maxsize=1)
@@ -93,6 +93,9 @@ def view_data(source: str, inputs=None, *, compiled=None, trained=None, index: i
     tokens = doc["inputs"][index] if doc["inputs"] else []
     if compiled is not None:
         data["compiled"] = _json({"summary": compiled.summary(), "run": compiled.run([tokens], mode="hard")})
+    if isinstance(trained, dict) and trained.get("lengths"):
+        # trained with test lengths: the chart of accuracy by length (any input may be shown above it)
+        data["lengths"] = _json({k: trained[k] for k in ("config", "lengths", "example")})
     if isinstance(trained, dict) and "example" in trained and "program" in trained:
         # a training result holds the attention of one input only, its example: it is shown only when that is
         # the input shown above it (a view never puts one input's attention beside another input's values)

@@ -138,7 +138,7 @@ def show(program, inputs, vocab=None, max_len: int | None = None, **options):
 
 
 def page_link(source: str, inputs=None, base: str = "http://127.0.0.1:8000/") -> str:
-    """A link that opens `source` in the page (DESIGN section 8: `#v1=` + base64url of the raw-deflated
+    """A link that opens `source` in the page (docs/api.md, "Links": `#v1=` + base64url of the raw-deflated
     JSON state)."""
     import base64
     import json

@@ -20,7 +20,7 @@ distinct pair (a SequenceMap) or per distinct (key, query) pair (a custom predic
 strings is a numpy comparison. An exception for one value marks the inputs holding that value as
 failed (`Batch.errors`); `evaluate` re-raises it, as Tracr does. One input of at most SMALL tokens is
 evaluated with plain Python lists instead (`_small`: numpy's per-call overhead dominates there), each
-expression once; tests/test_tracr_random.py checks both paths against a direct reading of the rules.
+expression once; tests/unit/test_tracr_random.py checks both paths against a direct reading of the rules.
 """
 from __future__ import annotations
 

@@ -19,6 +19,8 @@ import itertools
 from collections.abc import Mapping
 from typing import Any, Callable, Dict, Sequence, Union
 
+from .tracr_comparison import _COMPARE, Comparison, Predicate  # noqa: F401  (part of this module's API)
+
 Value = Any
 SelectorValue = list
 
@@ -268,32 +270,6 @@ def sop_not(sop: SOp) -> SOp:
 
 # ------------------------------------------------------------------ selectors
 
-class Comparison(enum.Enum):
-    """A predicate on (key, query)."""
-    EQ = "=="
-    LT = "<"
-    LEQ = "<="
-    GT = ">"
-    GEQ = ">="
-    NEQ = "!="
-    TRUE = "True"
-    FALSE = "False"
-
-    def __call__(self, key: Value, query: Value) -> bool:
-        if key is None:
-            raise ValueError("key is None!")
-        if query is None:
-            raise ValueError("query is None!")
-        return _COMPARE[self](key, query)
-
-
-_COMPARE = {
-    Comparison.EQ: lambda k, q: k == q, Comparison.LT: lambda k, q: k < q,
-    Comparison.LEQ: lambda k, q: k <= q, Comparison.GT: lambda k, q: k > q,
-    Comparison.GEQ: lambda k, q: k >= q, Comparison.NEQ: lambda k, q: k != q,
-    Comparison.TRUE: lambda k, q: True, Comparison.FALSE: lambda k, q: False,
-}
-Predicate = Callable[[Value, Value], bool]
 
 
 class Selector(RASPExpr):

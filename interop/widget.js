@@ -111,7 +111,7 @@ async function render({ model, el }) {
   const data = model.get("data");
   const sources = { ...model.get("modules"), "api.js": apiModule(data), "elk.js": await shared(model, "elk") };
   const urls = link(sources);
-  if (data.compiled || data.overlay) await loadPlotly(model);
+  if (data.compiled || data.overlay || data.lengths) await loadPlotly(model);
   const [values, diagram, heatmap, docmodel, compile, train] = await Promise.all(
     ["values.js", "diagram.js", "heatmap.js", "docmodel.js", "compile.js", "train.js"].map((m) => import(urls[m])));
 
@@ -179,6 +179,14 @@ async function render({ model, el }) {
     const name = data.overlay_name || "a trained model";
     await train.importMaps({ source: data.source }, { name, text: async () => "{}" });
     train.renderOverlay(overlay, data.compiled ? compile.compiledAttentionFor(doc) : null);
+  }
+  if (data.lengths) {
+    // a training result with test lengths: accuracy by length, and where it breaks (web/js/lengths.js)
+    const lengths = await import(urls["lengths.js"]);
+    const box = section(root, "Longer inputs", "lengths");
+    const chart = node("div", "lengths");
+    box.append(chart);
+    await lengths.renderLengths(chart, [{ label: "trained", events: [], result: data.lengths }]);
   }
   el.dataset.rendered = "1";
 }

@@ -16,18 +16,13 @@ from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
 
 from . import assets, errors
-from .api import compile, evaluate, examples, exercises, health, language, share, train
-from .api.deps import Services
+from .api import compile, evaluate, examples, exercises, health, language, limits, share, train
 from .bodies import RequestBody
-from .cache import ResponseCache
-from .training_jobs import JobManager
+from .responses import SendLimits
 from .security import SecurityHeaders
+from .services import close_services, make_services
 from .settings import Settings
-from .quotas import ConcurrencyLimit
-from .quotas_shared import rate_limit
-from .responses import Outgoing, SendLimits
-from .store import StoreFull, StoreUnavailable, open_store
-from .process_pool import WorkerPool
+from .store_base import StoreFull, StoreUnavailable
 
 WEB_DIR = Path(str(resources.files("rasplay.web")))
 API_PREFIX = "/api/v1"
@@ -98,7 +93,7 @@ class ExercisesRefused(Exception):
 def load_exercises(settings: Settings):
     """The shipped exercises and the teacher's folders, validated now (before the server starts):
     any refused file stops the server with every problem listed."""
-    from rasplay.engine.exercises import CheckLimits, load_catalog
+    from ..engine.exercises import CheckLimits, load_catalog
 
     catalog, problems = load_catalog(settings.exercises_dirs, CheckLimits(seconds=settings.check_seconds))
     if problems:
@@ -111,31 +106,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI):
-        memory = dict(memory_bytes=settings.worker_memory, keep_bytes=settings.worker_keep,
-                      share=settings.client_workers, reply_bytes=settings.max_response_bytes)
-        if settings.broker:   # training and compiler work through Celery, run by `rasplay worker` (celery_app.py)
-            from .heavy_queue import RemotePool
-            from .training_board import SharedJobs
-            heavy = RemotePool(settings.broker, settings.compile_seconds, settings.queue_seconds)
-            jobs = SharedJobs(settings.broker, settings.train_queue, settings.client_jobs, settings.train_seconds,
-                              orphan_after=settings.train_orphan_seconds, memory_bytes=settings.train_memory)
-        else:
-            heavy = WorkerPool(settings.heavy_pool_size, settings.compile_seconds, settings.queue_seconds,
-                               depth=1, name="rasplay-heavy", **memory)
-            jobs = JobManager("rasplay.server.training_run.run", settings.train_jobs, settings.train_queue,
-                              settings.train_seconds, memory_bytes=settings.train_memory,
-                              workroot=settings.data_dir / "jobs",
-                              warm=settings.train_warm if train.torch_available() else 0,   # no torch: no spares
-                              per_client=settings.client_jobs, orphan_after=settings.train_orphan_seconds)
-        svc = Services(settings=settings,
-                       pool=WorkerPool(settings.workers, settings.eval_seconds, settings.queue_seconds,
-                                       name="rasplay-eval", **memory),
-                       heavy=heavy, store=open_store(settings.store, settings.data_dir, settings.max_store_bytes),
-                       cache=ResponseCache(), jobs=jobs,
-                       heavy_per_client=ConcurrencyLimit(settings.client_heavy, "compiler requests"),
-                       writes_per_client=rate_limit(settings.redis, settings.writes_per_minute, "new links and models"),
-                       checks_per_client=rate_limit(settings.redis, settings.checks_per_minute, "exercise checks"),
-                       outgoing=Outgoing(settings.client_pending_bytes, settings.data_dir))
+        svc = make_services(settings)
         app.state.services = svc
         await asyncio.gather(svc.pool.start(), svc.heavy.start())
         svc.jobs.fill_spares()
@@ -147,10 +118,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         try:
             yield
         finally:
-            await svc.jobs.close()
-            await svc.pool.close()
-            await svc.heavy.close()
-            svc.store.close()
+            await close_services(svc)
 
     app = FastAPI(
         title="rasplay", version="0.1.0", lifespan=lifespan, docs_url=None, redoc_url=None,
@@ -162,8 +130,17 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     app.state.exercises = load_exercises(settings)
     errors.install(app)
     install_storage_errors(app)
+    web = install_routes(app)
+    declare_limits(app, settings)
+    install_middleware(app, settings, web)
+    return app
+
+
+def install_routes(app: FastAPI):
+    """The API routers under /api/v1 (unknown API paths JSON 404/405), short links, the API reference, the
+    embedded page; the app's files at / come last (returned: the routes above serve pages through it)."""
     api_routers = (evaluate.router, compile.router, examples.router, exercises.router, share.router, train.router,
-                   health.router, language.router)
+                   health.router, language.router, limits.router)
     for router in api_routers:
         app.include_router(router, prefix=API_PREFIX)
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]
@@ -196,15 +173,19 @@ def create_app(settings: Settings | None = None) -> FastAPI:
     async def embed(request: Request):
         return await web.page(request, "index.html")
 
-    declare_limits(app, settings)
     web = assets.install(app, WEB_DIR)   # the app's files at / (after every other route)
+    return web
+
+
+def install_middleware(app: FastAPI, settings: Settings, web) -> None:
+    """CORS (when origins are given), the request body's limits, compression; security headers go around
+    everything, even Starlette's own error middleware (so a 500 has them too); around them, answers
+    leave in chunks a client must take in time (server/responses.py)."""
     if settings.cors_origins:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])
     app.add_middleware(RequestBody, max_bytes=settings.max_body_bytes, seconds=settings.body_seconds)
     assets.compression_middleware(app)
-    # security headers go around everything, even Starlette's own error middleware (so a 500 has them too);
-    # around them, answers leave in chunks a client must take in time (server/responses.py)
     build_stack = app.build_middleware_stack
 
     def build_with_limits():
@@ -212,4 +193,3 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                                            settings.send_seconds)
         return app.state.send_limits
     app.build_middleware_stack = build_with_limits
-    return app

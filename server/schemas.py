@@ -1,4 +1,4 @@
-"""Pydantic request and response models: the JSON formats of DESIGN sections 4 and 7."""
+"""Pydantic request and response models: the JSON formats of docs/api.md."""
 from __future__ import annotations
 
 from typing import Any, Literal, Optional, Union
@@ -81,6 +81,8 @@ class GraphNode(BaseModel):
     label: str
     layer: int
     head: Optional[int]
+    part_of: Optional[str] = Field(None, description="for a node the program does not name (an aggregate inside "
+                                   "an expression), the name of the nearest named node built on it; else null")
     span: Optional[dict[str, int]]
     source: Optional[str]
 
@@ -216,6 +218,17 @@ class TrainRequest(BaseModel):
     seed: int = Field(0, ge=0, le=2**31)
     example: Optional[Union[str, list[Token]]] = Field(None, description="the input whose attention the result shows")
     stop_at: Optional[float] = Field(None, gt=0, le=1, description="stop at this held-out per-sequence accuracy")
+    test_min_len: Optional[int] = Field(None, ge=2, le=512, description="longer held-out lengths (above max_len): "
+                                        "the result and every progress event carry accuracy per length bin")
+    test_max_len: Optional[int] = Field(None, ge=2, le=512)
+    bin_width: Optional[int] = Field(None, ge=1, le=512, description="lengths per test bin (default: the training "
+                                                                    "range's width; at most 32 bins)")
+    positional: Literal["learned", "random_offset", "none"] = Field(
+        "learned", description="learned positions; random_offset: learned, trained at random offsets so that every "
+                               "position up to test_max_len is trained (Huang et al.); none: no positional encoding")
+    causal: bool = Field(False, description="a causal (decoder) mask instead of bidirectional attention")
+    device: Literal["cpu", "cuda", "auto"] = Field("cpu", description="where the job trains (auto: a GPU when the "
+                                                                     "worker has one)")
     init_model: Optional[str] = Field(None, pattern=r"^m[a-z2-7]{15}$",
                                       description="start from this compiled model's weights (fine-tuning; the learning "
                                                   "rate then defaults to 1e-5, which keeps the exact model exact)")
@@ -325,6 +338,9 @@ class ExercisePublic(ExerciseSummary):
     inputs: int = Field(description="how many inputs a check evaluates")
     example: Union[str, list[Token], None] = Field(None, description="the input shown first")
     forbid: list[str] = Field(description="names the program must not use")
+    proof: Literal["auto", "every_length", "lengths", "off"] = Field(
+        "auto", description="proven verdicts: auto (where both programs are in causal B-RASP or C-RASP), "
+                            "every_length (asked for), lengths (only the exercise's lengths matter), off")
 
 
 class CheckRequest(BaseModel):
@@ -366,6 +382,27 @@ class Counterexample(BaseModel):
     sop: WrongSop
 
 
+class Verdict(BaseModel):
+    """How the check decided (docs/exercises.md, "Proven verdicts")."""
+    method: Literal["proof", "sampled"] = Field(description="proof: both programs are in causal B-RASP or causal "
+                                                            "C-RASP and were compared on every input")
+    outcome: Literal["proved", "different", "not_proved", "sampled"] = Field(
+        description="proved: equal at every length (or on every input of the exercise's lengths, scope "
+                    "exercise_lengths); different: a counterexample, replayed through the evaluator; not_proved: "
+                    "identical on every input up to `length`, with no proof; sampled: no proof was tried "
+                    "(`reason`)")
+    fragment: Optional[str] = Field(None, description="the fragment the proof works in")
+    scope: Optional[Literal["every_length", "exercise_lengths"]] = None
+    length: Optional[int] = Field(None, description="different: the counterexample's length; not_proved: every "
+                                                    "input up to this length is identical")
+    input: Union[str, list[Token], None] = Field(None, description="different: the counterexample")
+    how: Optional[str] = Field(None, description="the method in words (search, k-induction)")
+    reason: Optional[str] = Field(None, description="why no proof (sampled), or why not proved")
+    internal_error: Optional[str] = Field(None, description="a disagreement between the proof and the evaluator: "
+                                                            "a bug, reported, never a verdict")
+    elapsed_ms: float = 0.0
+
+
 class CheckResult(BaseModel):
     exercise: str
     target: str
@@ -377,6 +414,8 @@ class CheckResult(BaseModel):
     counterexample: Optional[Counterexample] = Field(None, description="the shortest input the program gets wrong")
     budget: Optional[BudgetUse] = None
     diagnostics: list[Diagnostic]
+    verdict: Optional[Verdict] = Field(None, description="how the check decided: a proof or samples (none when "
+                                                         "the program has errors)")
     elapsed_ms: float
 
 
@@ -450,6 +489,28 @@ class LanguageKinds(BaseModel):
     attention: list[str] = Field(description="node kinds that read a selector in a head (aggregate, selector_width)")
     input: list[str] = Field(description="node kinds of inputs and constants")
     elementwise: list[str] = Field(description="node kinds computed position by position (an MLP)")
+
+
+class ReferenceEntry(BaseModel):
+    name: str = Field(description="the name as a program writes it")
+    kind: Literal["built-in", "input", "library"] = Field(
+        description="built-in: a function of the interpreter (or `select`); input: a built-in s-op; library: "
+                    "defined in RASP in the standard library")
+    signature: str = Field(description="how it is called, e.g. `aggregate(sel, sop, default=0)`")
+    meaning: str = Field(description="what it gives, in one line")
+    example: str = Field(description="a small program that uses it (runs without error)")
+    input: str | list[Any] = Field(description="the input the example runs on: a string (one token per "
+                                               "character) or a list of tokens")
+
+
+class LanguageReference(BaseModel):
+    entries: list[ReferenceEntry] = Field(description="every built-in function, built-in s-op and library name, "
+                                                      "built-ins first")
+
+    model_config = ConfigDict(json_schema_extra={"examples": [{"entries": [{
+        "name": "selector_width", "kind": "built-in", "signature": "selector_width(sel)",
+        "meaning": "How many keys each query selects (one head).",
+        "example": "same = selector_width(select(tokens, tokens, ==));", "input": "hello"}]}]})
 
 
 class Language(BaseModel):

@@ -12,55 +12,24 @@ max_page_count). Past it, and on a full disk, a write raises StoreFull; any othe
 that is not a sound rasplay store raises StoreCorrupt with one line saying so.
 
 The schema comes from migrations.py (applied at open). With a PostgreSQL URL (`rasplay serve --store
-postgresql://...` or RASPLAY_STORE), open_store gives store_postgres.PostgresStore instead, with the same
+postgresql://...` or RASPLAY_STORE), open_store gives course/store_postgres.PostgresStore instead, with the same
 methods; psycopg is imported only then.
 """
 from __future__ import annotations
 
-import base64
-import hashlib
 import json
 import sqlite3
 import threading
 from pathlib import Path
 
 from .migrations import TABLES, NewerSchema, migrate_sqlite
+from .store_base import (ID_PATTERN, StoreCorrupt, StoreError, StoreFull, StoreUnavailable,  # noqa: F401
+                         _table, canonical, content_id, is_database_url, model_id_of)
 
-ID_PATTERN = r"^[a-z2-7]{10,26}$"
 SHM_BYTES = 32 * 1024   # the write-ahead log's index (its -shm file) for a store of this size
 
 
-class StoreError(Exception):
-    pass
-
-
-class StoreFull(StoreError):
-    pass
-
-
-class StoreUnavailable(StoreError):
-    pass
-
-
-class StoreCorrupt(StoreError):
-    pass
-
-
-def canonical(state: dict) -> str:
-    return json.dumps(state, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-
-
-def content_id(text: str, length: int = 12) -> str:
-    digest = hashlib.sha256(text.encode()).digest()
-    return base64.b32encode(digest).decode().lower().rstrip("=")[:length]
-
-
-def model_id_of(spec: dict) -> str:
-    """The id naming a compile request (source, output, vocab, max_len, bos)."""
-    return "m" + content_id(canonical(spec), 15)
-
-
-class Store:
+class SQLiteStore:
     def __init__(self, path: Path, max_bytes: int | None = None):
         self.path = path
         self.max_bytes = max_bytes
@@ -206,24 +175,14 @@ class Store:
             self._db.close()
 
 
-def _table(name: str) -> str:
-    if name not in TABLES:
-        raise ValueError(f"no table {name!r} in a store (there are {', '.join(TABLES)})")
-    return name
-
-
-def is_database_url(location: str | None) -> bool:
-    return bool(location) and location.split("://", 1)[0] in ("postgresql", "postgres")
-
-
 def open_store(location: str | Path | None, data_dir: Path, max_bytes: int | None = None):
     """The store at `location`: a PostgreSQL URL, else an existing SQLite file, else a data directory
     (made if missing) holding links.sqlite3; no location: links.sqlite3 in data_dir."""
     if isinstance(location, str) and is_database_url(location):
-        from .store_postgres import PostgresStore   # psycopg only where a database is named
+        from .course.store_postgres import PostgresStore   # psycopg only where a database is named
 
         return PostgresStore(location, max_bytes)
     path = Path(location) if location else data_dir
     if not path.is_file():   # a data directory, made if missing
         path = path / "links.sqlite3"
-    return Store(path, max_bytes)
+    return SQLiteStore(path, max_bytes)

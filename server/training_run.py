@@ -6,10 +6,10 @@ from __future__ import annotations
 def check(spec: dict) -> dict:
     """Validate a training request without torch (in an evaluation worker): the options, the program
     and its output s-op. Raises TrainError with a message for the user."""
-    from rasplay.engine.train import TrainConfig, load_task
-    from rasplay.engine.train.data import check_vocab
+    from ..engine.train import TrainConfig, load_task
+    from ..engine.train.data import check_vocab
 
-    from rasplay.engine.train.memory import estimate_bytes
+    from ..engine.train.memory import estimate_bytes
 
     config = TrainConfig.from_dict({k: v for k, v in spec["config"].items()})
     check_vocab(config.vocab)
@@ -24,7 +24,7 @@ def compiled_init(init: dict, directory: str) -> str:
     """Compile the model to start from and write its weights where the trainer can load them."""
     import os
 
-    from rasplay import engine
+    from .. import engine
 
     model = engine.compile_spec(init["spec"])
     path = os.path.join(directory, f"{init['id']}.npz")
@@ -37,8 +37,8 @@ def warm() -> None:
     tiny training step, so that a job started in it begins training at once."""
     import torch
 
-    from rasplay.engine.train import torch_transformer as model_module
-    from rasplay.engine.train import run as _run  # noqa: F401  (the import is the point)
+    from ..engine.train import torch_transformer as model_module
+    from ..engine.train import run as _run  # noqa: F401  (the import is the point)
 
     torch.set_num_threads(1)
     config = model_module.ModelConfig(vocab=["a", "b", "<bos>"], max_len=4, d_model=8, n_layers=1, n_heads=1,
@@ -52,7 +52,7 @@ def warm() -> None:
 def run(spec: dict, emit, should_stop, workdir: str) -> dict:
     """Train (engine.train.train), streaming its progress as job events; with spec["init"], start from
     a compiled model's weights (written into the job's `workdir`, which the job manager removes)."""
-    from rasplay.engine.train import train
+    from ..engine.train import train
 
     if spec.get("init"):
         emit({"point": "phase", "phase": "init", "message": "compiling the program to start from its weights"})

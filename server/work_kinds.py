@@ -26,52 +26,57 @@ def kind(name: str):
 
 
 def warm() -> None:
-    from rasplay import engine
+    from .. import engine
 
     engine.evaluate("x = length;", ["ab"])  # import once and fill the parser and library caches
 
 
 def release() -> None:
     """Drop this worker's caches (the pool asks when the worker holds too much memory)."""
-    from rasplay import engine
+    from .. import engine
 
     _MODELS.clear()
     engine.clear_caches()
 
 
 def _engine_limits(payload: dict) -> dict:
-    from rasplay import engine
+    from .. import engine
 
     if "limits" in payload:
         payload = {**payload, "limits": engine.Limits(**payload["limits"])}
     return payload
 
 
-@kind("evaluate")
-def evaluate(payload: dict) -> bytes:
-    from rasplay import engine
-
-    doc = engine.evaluate(**_engine_limits(payload))
-    timeout = next((d for d in doc.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
+def raise_if_timed_out(doc) -> None:
+    """A document whose diagnostics say the engine stopped at its own time limit is the work's time-out
+    (WorkTimeout: a 422 `timeout`, never a cached document)."""
+    diagnostics = doc.get("diagnostics", ()) if isinstance(doc, dict) else ()
+    timeout = next((d for d in diagnostics if d.get("kind") == "timeout"), None)
     if timeout is not None:
         raise WorkTimeout(timeout["message"])
+
+
+@kind("evaluate")
+def evaluate(payload: dict) -> bytes:
+    from .. import engine
+
+    doc = engine.evaluate(**_engine_limits(payload))
+    raise_if_timed_out(doc)
     return orjson.dumps(doc)
 
 
 @kind("analyze")
 def analyze(payload: dict) -> bytes:
-    from rasplay import engine
+    from .. import engine
 
     doc = engine.analyze(**_engine_limits(payload))
-    timeout = next((d for d in doc.get("diagnostics", ()) if d.get("kind") == "timeout"), None)
-    if timeout is not None:
-        raise WorkTimeout(timeout["message"])
+    raise_if_timed_out(doc)
     return orjson.dumps(doc)
 
 
 @kind("overlay")
 def overlay(payload: dict) -> dict:
-    from rasplay.engine.train import TrainError, overlay_imported
+    from ..engine.train import TrainError, overlay_imported
 
     try:
         return {"ok": True, "overlay": overlay_imported(payload["source"], payload["maps"], payload.get("output"))}
@@ -81,7 +86,7 @@ def overlay(payload: dict) -> dict:
 
 @kind("train_check")
 def train_check(payload: dict) -> dict:
-    from rasplay.engine.train import TrainError
+    from ..engine.train import TrainError
 
     from .training_run import check
     try:
@@ -92,22 +97,19 @@ def train_check(payload: dict) -> dict:
 
 @kind("exercise_check")
 def exercise_check(payload: dict) -> dict:
-    from rasplay.engine.exercises import CheckLimits, check_text
+    from ..engine.exercises import CheckLimits, check_text
 
     payload = _engine_limits(payload)
     result = check_text(payload["text"], payload["id"], payload["source"], payload["limits"],
                         CheckLimits(seconds=payload["seconds"]))
-    timeout = next((d for d in result.get("diagnostics", ()) if d.get("kind") == "timeout"), None) \
-        if isinstance(result, dict) else None
-    if timeout is not None:
-        raise WorkTimeout(timeout["message"])
+    raise_if_timed_out(result)
     return result
 
 
 # ---------------------------------------------------------------- compiler work (the heavy pool)
 
 def _compiled(model_id: str, spec: dict):
-    from rasplay import engine
+    from .. import engine
 
     model = _MODELS.pop(model_id, None) or engine.compile_spec(spec)
     _MODELS[model_id] = model
@@ -120,7 +122,7 @@ def _compiler_work(action: Callable[[object, dict], object]) -> Callable[[dict],
     """A kind running `action(model, payload)`; a RaspError (a program the compiler cannot take, a bad
     input) is the user's, returned as {"ok": False, "error"}."""
     def work(payload: dict):
-        from rasplay.engine import RaspError
+        from ..engine import RaspError
 
         try:
             return action(_compiled(payload["id"], payload["spec"]), payload)
@@ -146,7 +148,7 @@ KINDS["model_npz"] = _compiler_work(_npz)
 
 
 def _onnx(model, payload: dict) -> bytes:
-    from rasplay.interop.export_onnx import export_onnx
+    from ..interop.export_onnx import export_onnx
 
     return export_onnx(model, None, dtype=payload.get("dtype", "float64"), attention=payload.get("attention", "hard"))
 
@@ -156,6 +158,6 @@ KINDS["model_onnx"] = _compiler_work(_onnx)
 
 @kind("provenance")
 def provenance(payload: dict) -> bytes:
-    from rasplay.engine.provenance import provenance as trace
+    from ..engine.provenance import provenance as trace
 
     return orjson.dumps(trace(**_engine_limits(payload)))

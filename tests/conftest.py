@@ -1,4 +1,6 @@
-import os
+"""The suite's fixtures (one server and one Chromium a session) and hooks. Tests are laid out by kind
+(docs/testing.md): tests/unit, tests/api, tests/browser, tests/services, each marked by its folder; their
+helpers are the package tests/support, and no test module imports another."""
 import shutil
 from pathlib import Path
 
@@ -6,17 +8,27 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from rasplay import engine
+from support.needs import IN_CI
 
 # No wall-clock thresholds in tests (timings live in bench/): hypothesis' per-example deadline and its
 # "too slow" health check fail on a busy machine, whatever the code does.
 settings.register_profile("rasplay", deadline=None, suppress_health_check=[HealthCheck.too_slow])
 settings.load_profile("rasplay")
 
+TESTS = Path(__file__).resolve().parent
+KINDS = ("unit", "api", "browser", "services")   # the folders of tests/, each its pytest marker (pyproject.toml)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Every test is marked by the folder it is in: `pytest -m unit` is tests/unit."""
+    for item in items:
+        parts = Path(str(item.path)).resolve().relative_to(TESTS).parts
+        if len(parts) > 1 and parts[0] in KINDS:
+            item.add_marker(parts[0])
+
+
 # In CI (CI=true) nothing may skip: `make test` installs every extra (torch, anywidget, transformer-lens,
 # Chromium), so a test that would skip there is a missing install, and it fails with the skip's reason.
-IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     outcome = yield
@@ -27,26 +39,6 @@ def pytest_runtest_makereport(item, call):
         report.longrepr = f"skipped under CI=true, where every test must run: {reason}"
 
 
-def values(source: str, inputs, name: str, **kw):
-    """The values of `name` on each input (asserting it evaluated without errors)."""
-    doc = engine.evaluate(source, inputs, **kw)
-    res = doc["results"][name]
-    assert res["errors"] == [None] * len(res["errors"]), res["errors"]
-    return res["values"]
-
-
-def value(source: str, inp, name: str, **kw):
-    return values(source, [inp], name, **kw)[0]
-
-
-def errors(source: str, inputs, name: str, **kw):
-    return engine.evaluate(source, inputs, **kw)["results"][name]["errors"]
-
-
-def diagnostics(source: str, inputs=("ab",), **kw):
-    return [d for d in engine.evaluate(source, list(inputs), **kw)["diagnostics"] if d["severity"] == "error"]
-
-
 @pytest.fixture
 def ev():
     return engine.evaluate
@@ -55,7 +47,7 @@ def ev():
 @pytest.fixture(scope="session")
 def live_server(tmp_path_factory):
     """One rasplay server for the session, on a free loopback port, with small limits."""
-    from live_server import LiveServer
+    from support.live_server import LiveServer
 
     server = LiveServer(tmp_path_factory.mktemp("data"), "--workers", "3", "--eval-seconds", "3",
                         "--max-input-length", "64", "--max-inputs", "8", "--max-body-bytes", "200000",
@@ -93,63 +85,18 @@ def browser():
 
 @pytest.fixture
 def guarded(browser):
-    """A browser context guarded to 127.0.0.1 (test_browser.Guarded), closed after the test, failing it if the
+    """A browser context guarded to 127.0.0.1 (support.browser_kit.Guarded), closed after the test, failing it if the
     page asked for anything outside or logged an error."""
-    from test_browser import Guarded
+    from support.browser_kit import Guarded
 
     g = Guarded(browser)
     yield g
     g.close()
 
 
-def unavailable(reason: str):
-    """Something a test needs is not on this machine: skipped on a developer's machine, a failure in CI
-    (CI=true), where `make test` installs everything the tests use."""
-    pytest.fail(f"{reason} (under CI=true every test must run)") if IN_CI else pytest.skip(reason)
 
 
-def need(module: str):
-    """`module` imported; where it is missing, the test is skipped on a developer's machine and fails in CI
-    (CI=true), where `make test` installs every extra."""
-    import importlib
-
-    try:
-        return importlib.import_module(module)
-    except ImportError as e:
-        unavailable(f"needs {module} ({e}); `make test` installs it (the project's extras)")
 
 
-def run_async(coro):
-    """Run a coroutine to its end in a thread of its own, as asyncio.run would: a browser test earlier in the
-    same process (Playwright's sync API) may hold this thread's event loop, where asyncio.run refuses."""
-    import asyncio
-    import threading
-
-    result, errors = [], []
-
-    def target():
-        try:
-            result.append(asyncio.run(coro))
-        except BaseException as e:  # noqa: BLE001 (raised again below, in the test's thread)
-            errors.append(e)
-
-    t = threading.Thread(target=target)
-    t.start()
-    t.join()
-    if errors:
-        raise errors[0]
-    return result[0]
 
 
-def wait_for(check, timeout=120.0, what="the condition", every=0.05):
-    """Poll `check()` until it returns something true, and return that; fail after `timeout` seconds (a
-    generous limit: a busy machine is slow, not wrong). Tests wait for the event itself, never a fixed time."""
-    import time
-
-    deadline = time.monotonic() + timeout
-    while True:
-        value = check()
-        if value:
-            return value
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        time.sleep(every)

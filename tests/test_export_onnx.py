@@ -15,7 +15,7 @@ import pytest
 import rasplay
 from rasplay.cli.main import main as cli_main
 from rasplay.engine import NumpyTransformer
-from conftest import need
+from support.needs import need
 
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
     import onnx  # noqa: F401  (make test installs the onnx extra: in CI this test must run, never skip)

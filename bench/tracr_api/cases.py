@@ -1,6 +1,6 @@
 """Small Tracr programs (rasplay's own) whose values and compiled outputs are recorded from the real Tracr
 (bench/tracr_record.py writes tests/fixtures/tracr_recorded.json) and checked under rasplay's alias
-(tests/test_tracr_fidelity.py). Each case: a builder, inputs to evaluate, and optionally (vocab, max_len)
+(tests/unit/test_tracr_fidelity.py). Each case: a builder, inputs to evaluate, and optionally (vocab, max_len)
 to compile. The file imports `tracr` like any Tracr program, so it runs under both."""
 from tracr.compiler import lib
 from tracr.rasp import rasp

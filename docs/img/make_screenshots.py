@@ -107,10 +107,14 @@ def main() -> None:
             # the playground on the first visit (reverse)
             context, page = open_page(browser, url)
             shoot(page, "playground.png")
-            # Dyck-2: the diagram laid out by elkjs, then where one value came from
-            load_example(page, "dyck2")
-            page.locator(".diagram-panel").screenshot(path=HERE / "diagram.png")
+            # Dyck-2: the diagram laid out by elkjs (at 1920x1080, where it stands beside the heatmap, whole),
+            # then where one value came from
+            wide, wide_page = open_page(browser, url, 1920, 1080)
+            load_example(wide_page, "dyck2")
+            wide_page.locator(".diagram-panel").screenshot(path=HERE / "diagram.png")
             print("wrote docs/img/diagram.png")
+            wide.close()
+            load_example(page, "dyck2")
             page.click(".values-table tr[data-name='partner_token'] td[data-pos='3']")
             page.wait_for_function("() => document.getElementById('values').dataset.provenance === 'partner_token:3'")
             page.click("#provenance-bar button[data-provenance='back']")

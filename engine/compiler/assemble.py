@@ -82,6 +82,18 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
                   p + "mlp.fc1.weight": fc1, p + "mlp.fc1.bias": b1, p + "mlp.fc2.weight": fc2,
                   p + "mlp.fc2.bias": np.zeros(d)})
 
+    U, output = _unembed(plan, d, one, output_values)
+    w["unembed.weight"], w["unembed.bias"] = U, np.zeros(U.shape[0])
+
+    config = {"vocab": [program.bos] + [_json(t) for t in program.vocab], "bos_id": 0, "max_len": N + 1,
+              "d_model": d, "n_layers": n_layers, "n_heads": H, "d_head": dh, "d_mlp": dm,
+              "layer_norm": False, "attn_scale": beta, "causal": bool(causal), "prepend_bos": True,
+              "hard_tolerance": HARD_TOLERANCE, "output": output}
+    return config, w
+
+
+def _unembed(plan: Plan, d: int, one: Block, output_values) -> tuple[np.ndarray, dict]:
+    """The unembedding that reads the output from the residual stream, and the config's `output`."""
     out = plan.output
     if out.encoding == "categorical":
         classes = np.asarray(out.classes)
@@ -110,13 +122,7 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
         output = {"kind": "numerical", "type": _type_name(output_values),
                   "values": None if output_values is None or len(output_values) > MAX_LISTED_VALUES
                   else [_json(v) for v in np.asarray(output_values).tolist()]}
-    w["unembed.weight"], w["unembed.bias"] = U, np.zeros(U.shape[0])
-
-    config = {"vocab": [program.bos] + [_json(t) for t in program.vocab], "bos_id": 0, "max_len": N + 1,
-              "d_model": d, "n_layers": n_layers, "n_heads": H, "d_head": dh, "d_mlp": dm,
-              "layer_norm": False, "attn_scale": beta, "causal": bool(causal), "prepend_bos": True,
-              "hard_tolerance": HARD_TOLERANCE, "output": output}
-    return config, w
+    return U, output
 
 
 def _type_name(values) -> str | None:

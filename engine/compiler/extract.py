@@ -11,7 +11,7 @@ from .validate import Program
 @dataclass
 class ProgramGraph:
     nodes: list[Node]                 # the output's ancestors, in topological (id) order
-    depth: dict[int, int]             # node id -> layer (DESIGN section 3)
+    depth: dict[int, int]             # node id -> layer (docs/language.md, "Layers and heads")
     layers: int                       # the analysis' layer count
     heads_per_layer: list[int]        # the analysis' heads per layer
     consumers: dict[int, list[Node]]  # node id -> nodes that use it

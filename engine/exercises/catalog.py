@@ -16,10 +16,17 @@ SUFFIX = ".exercise"
 
 
 def validate(exercise: Exercise, check_limits: CheckLimits = CHECK_LIMITS) -> None:
-    """Raise ExerciseError unless the reference passes its own check."""
-    result = check(exercise, exercise.reference, check_limits=check_limits)
+    """Raise ExerciseError unless the reference passes its own check (and, for `proof: every_length` or
+    `lengths`, unless the reference is inside the fragments that have proofs)."""
+    result = check(exercise, exercise.reference, check_limits=check_limits, prove=False)
     if not result["passed"]:
         raise ExerciseError(exercise.path, f"the reference fails its own check: {result['message']}")
+    if exercise.proof in ("every_length", "lengths"):
+        from ..verify.build import build
+        built = build(exercise.reference, exercise.target, exercise.alphabet, "ref")
+        if built.program is None:
+            raise ExerciseError(exercise.path, f"the file asks for proofs (proof: {exercise.proof}), but the "
+                                               f"reference has none: {built.reason}")
 
 
 def load_directory(directory: Path, check_limits: CheckLimits = CHECK_LIMITS,

@@ -61,7 +61,9 @@ KNOWN_KEYS = {
     "max_heads_per_layer": "budget: heads in any one layer",
     "max_heads": "budget: heads in all",
     "forbid": "comma-separated names the program must not use (e.g. length)",
+    "proof": "auto (default), every_length, lengths or off: proven verdicts (docs/exercises.md)",
 }
+PROOF_MODES = ("auto", "every_length", "lengths", "off")
 
 
 class ExerciseError(Exception):
@@ -103,6 +105,7 @@ class Exercise:
     forbid: tuple[str, ...] = ()
     order: int = 100
     tags: tuple[str, ...] = ()
+    proof: str = "auto"       # auto | every_length (asked for: the reference must be provable) | lengths | off
     path: str = ""
     digest: str = ""          # of the file's text: keys caches of reference values
     text: str = field(default="", repr=False)   # the whole file (server workers parse it again)
@@ -115,6 +118,7 @@ class Exercise:
             "alphabet": list(self.alphabet), "lengths": [self.min_length, self.max_length],
             "cases": [list(c) if isinstance(c, tuple) else c for c in self.cases], "inputs": self.n_inputs,
             "example": self.example, "budget": self.budget.to_json(), "forbid": list(self.forbid),
+            "proof": self.proof,
         }
 
     def summary(self) -> dict:
@@ -179,27 +183,8 @@ def _token_ok(t, input_format: str) -> bool:
     return isinstance(t, (int, float, str)) and not (isinstance(t, float) and t != t)
 
 
-def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
-                   limits: CheckLimits = CHECK_LIMITS) -> Exercise:
-    if len(text.encode()) > limits.max_file_bytes:
-        raise ExerciseError(path, f"the file is {len(text.encode())} bytes; the limit is {limits.max_file_bytes}")
-    if not re.match(ID_PATTERN, exercise_id) or len(exercise_id) > 64:
-        raise ExerciseError(path, f"the file name must be lower-case letters, digits and _ (the id), "
-                                  f"not {exercise_id!r}")
-    header, sections = _header(text, path)
-    for key in ("title", "task", "target"):
-        if not header.get(key, ("", 0))[0]:
-            raise ExerciseError(path, f"the header needs '# {key}:' ({KNOWN_KEYS[key]})")
-    if "reference" not in sections or not sections["reference"][0].strip():
-        raise ExerciseError(path, "no reference solution: put it after a line '# --- reference'")
-    target, target_line = header["target"]
-    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", target):
-        raise ExerciseError(path, f"target must be an s-op name, not {target!r}", target_line)
-
-    input_format, line = header.get("input_format", ("str", 0))
-    if input_format not in ("str", "json"):
-        raise ExerciseError(path, f"input_format must be str or json, not {input_format!r}", line)
-
+def _alphabet(header: dict, path: str, input_format: str, limits: CheckLimits) -> tuple:
+    """The `alphabet` field: its tokens, each once, in order (empty without the field)."""
     alphabet: tuple = ()
     if "alphabet" in header:
         value, line = header["alphabet"]
@@ -221,7 +206,11 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
         if len(alphabet) > limits.max_alphabet:
             raise ExerciseError(path, f"the alphabet has {len(alphabet)} tokens; the limit is {limits.max_alphabet}",
                                 line)
+    return alphabet
 
+
+def _lengths(header: dict, path: str, alphabet: tuple, limits: CheckLimits) -> tuple[int, int]:
+    """The `lengths` field: (MIN, MAX), needed with an alphabet."""
     min_len, max_len = 1, 1
     if "lengths" in header:
         value, line = header["lengths"]
@@ -233,7 +222,11 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
             raise ExerciseError(path, f"lengths must satisfy 1 <= MIN <= MAX <= {limits.max_length}", line)
     elif alphabet:
         raise ExerciseError(path, "an alphabet needs '# lengths: MIN-MAX'")
+    return min_len, max_len
 
+
+def _cases(header: dict, path: str, input_format: str, limits: CheckLimits) -> list:
+    """The `cases` field: the explicit inputs, checked against the input format and the limits."""
     cases: list = []
     if "cases" in header:
         value, line = header["cases"]
@@ -256,6 +249,33 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
             if input_format == "json" and not all(_token_ok(t, "json") for t in case):
                 raise ExerciseError(path, f"case {i + 1} holds a token that is not a number or string", line)
             cases.append(tuple(case) if isinstance(case, list) else case)
+    return cases
+
+
+def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
+                   limits: CheckLimits = CHECK_LIMITS) -> Exercise:
+    if len(text.encode()) > limits.max_file_bytes:
+        raise ExerciseError(path, f"the file is {len(text.encode())} bytes; the limit is {limits.max_file_bytes}")
+    if not re.match(ID_PATTERN, exercise_id) or len(exercise_id) > 64:
+        raise ExerciseError(path, f"the file name must be lower-case letters, digits and _ (the id), "
+                                  f"not {exercise_id!r}")
+    header, sections = _header(text, path)
+    for key in ("title", "task", "target"):
+        if not header.get(key, ("", 0))[0]:
+            raise ExerciseError(path, f"the header needs '# {key}:' ({KNOWN_KEYS[key]})")
+    if "reference" not in sections or not sections["reference"][0].strip():
+        raise ExerciseError(path, "no reference solution: put it after a line '# --- reference'")
+    target, target_line = header["target"]
+    if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", target):
+        raise ExerciseError(path, f"target must be an s-op name, not {target!r}", target_line)
+
+    input_format, line = header.get("input_format", ("str", 0))
+    if input_format not in ("str", "json"):
+        raise ExerciseError(path, f"input_format must be str or json, not {input_format!r}", line)
+
+    alphabet = _alphabet(header, path, input_format, limits)
+    min_len, max_len = _lengths(header, path, alphabet, limits)
+    cases = _cases(header, path, input_format, limits)
     if not alphabet and not cases:
         raise ExerciseError(path, "no inputs: give '# alphabet:' and '# lengths:', or '# cases:'")
 
@@ -274,6 +294,11 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
     if example is None:
         example = list(cases[0]) if cases and input_format == "json" else (cases[0] if cases else
                                                                           _first_example(alphabet, max_len))
+    proof, line = header.get("proof", ("auto", 0))
+    if proof not in PROOF_MODES:
+        raise ExerciseError(path, f"proof must be one of {', '.join(PROOF_MODES)}, not {proof!r}", line)
+    if proof in ("every_length", "lengths") and not alphabet:
+        raise ExerciseError(path, f"proof: {proof} needs '# alphabet:' (a proof reads every input)", line)
     starter = sections.get("starter", (f"# define {target} here\n{target} = tokens;\n", 0))[0]
     return Exercise(
         id=exercise_id, title=header["title"][0], task=header["task"][0], target=target, starter=starter,
@@ -282,7 +307,7 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
         budget=budget, forbid=tuple(n.strip() for n in header.get("forbid", ("", 0))[0].split(",") if n.strip()),
         order=_int(path, header, "order", 0, 10_000, 100),
         tags=tuple(t.strip() for t in header.get("tags", ("", 0))[0].split(",") if t.strip()),
-        path=path, digest=hashlib.sha256(text.encode()).hexdigest(), text=text,
+        proof=proof, path=path, digest=hashlib.sha256(text.encode()).hexdigest(), text=text,
     )
 
 

@@ -164,17 +164,18 @@ def _culprit(exercise: Exercise, source: str, inp, limits: Limits) -> dict:
 
 
 def check(exercise: Exercise, source: str, limits: Limits | None = None,
-          check_limits: CheckLimits = CHECK_LIMITS) -> dict:
+          check_limits: CheckLimits = CHECK_LIMITS, prove: bool = True) -> dict:
     """The check result (docs/exercises.md): status pass | wrong | over_budget | error, a message,
     the inputs checked and right, the shortest counterexample, the budget use and diagnostics.
     `limits` are the engine limits for the student's program (size, nodes); the check's own limits
-    set the number and length of inputs and the time. Never raises for a problem in the program."""
+    set the number and length of inputs and the time; `prove`: try a proven verdict (engine/verify) where
+    both programs are in its fragments. Never raises for a problem in the program."""
     started = time.monotonic()
     deadline = started + check_limits.seconds
     base = limits or DEFAULT_LIMITS
     result = {"exercise": exercise.id, "target": exercise.target, "passed": False, "status": "error",
               "message": "", "inputs_checked": 0, "inputs_right": 0, "counterexample": None,
-              "budget": None, "diagnostics": [], "elapsed_ms": 0.0}
+              "budget": None, "diagnostics": [], "verdict": None, "elapsed_ms": 0.0}
 
     def done(status: str, message: str) -> dict:
         result.update(status=status, passed=status == "pass", message=message,
@@ -215,6 +216,10 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
 
     wrong = [i for i, (e, g) in enumerate(zip(expected, mine["values"])) if not same_values(e, g)]
     result["inputs_right"] = len(inputs) - len(wrong)
+    result["verdict"] = _verdict(exercise, source, (inputs, expected, mine["values"]), bool(wrong), prove,
+                                 deadline - 0.25 * check_limits.seconds, limits)
+    if result["verdict"]["outcome"] == "different" and not wrong:
+        return _proof_counterexample(exercise, source, result, limits, deadline, done)
     if wrong:
         i = min(wrong, key=lambda j: (len(inputs[j]), j))
         inp = inputs[i]
@@ -229,11 +234,64 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
     if not result["budget"]["within"]:
         over = [f"{v['used']} {k.replace('_', ' ')} (budget {v['max']})"
                 for k, v in result["budget"].items() if k != "within" and not v["ok"]]
-        return done("over_budget", f"right on all {len(inputs)} inputs, but over budget: {', '.join(over)}")
+        return done("over_budget", f"{_right(result['verdict'], len(inputs))}, but over budget: {', '.join(over)}")
     b = result["budget"]
     layers, heads = b["layers"]["used"], b["heads"]["used"]
-    return done("pass", f"right on all {len(inputs)} inputs, within budget ({layers} layer{'s' * (layers != 1)}, "
-                        f"{heads} head{'s' * (heads != 1)})")
+    return done("pass", f"{_right(result['verdict'], len(inputs))}, within budget ({layers} "
+                        f"layer{'s' * (layers != 1)}, {heads} head{'s' * (heads != 1)})")
+
+
+def _verdict(exercise: Exercise, source: str, sample: tuple, wrong: bool, prove: bool, deadline: float,
+             limits: Limits) -> dict:
+    """The proven verdict (engine/verify) once the sampled check passed; else why there is none."""
+    from ..verify.verdict import proven_verdict, sampled
+    if wrong:
+        return {**sampled("a sampled input already tells the programs apart"), "outcome": "different"}
+    if not prove:
+        return sampled("no proof was asked for")
+    return proven_verdict(exercise, source, *sample, deadline, limits)
+
+
+def _right(verdict: dict, n_inputs: int) -> str:
+    """The passing verdict in words: proved, or right on the sampled inputs (and identical up to N)."""
+    if verdict["outcome"] == "proved":
+        scope = ("at every length" if verdict["scope"] == "every_length"
+                 else f"on every input up to length {verdict['length']}")
+        return f"proved right {scope} ({verdict['fragment']}; {verdict['how']})"
+    if verdict["outcome"] == "not_proved":
+        return (f"right on all {n_inputs} sampled inputs; not proved: identical on every input up to length "
+                f"{verdict['length']} ({verdict['reason']})")
+    return f"right on all {n_inputs} sampled inputs"
+
+
+def _proof_counterexample(exercise: Exercise, source: str, result: dict, limits: Limits, deadline: float,
+                          done) -> dict:
+    """A counterexample the proof found, replayed through the evaluator before it is shown; a replay
+    that does not confirm it is an internal error, never a verdict."""
+    verdict = result["verdict"]
+    inp = verdict["input"]
+    one = limits.with_(max_inputs=1, max_input_length=max(len(inp), limits.max_input_length),
+                       eval_seconds=max(deadline - time.monotonic(), 0.5))
+    fmt = exercise.input_format
+    ref = evaluate(exercise.reference, [inp], names=[exercise.target], input_format=fmt, limits=one)
+    mine = evaluate(source, [inp], names=[exercise.target], input_format=fmt, limits=one)
+    r, m = ref["results"].get(exercise.target), mine["results"].get(exercise.target)
+    if r is None or m is None or r["errors"][0] is not None or (
+            m["errors"][0] is None and same_values(r["values"][0], m["values"][0])):
+        why = "the evaluator does not confirm the proof's counterexample"
+        result["verdict"] = {**verdict, "outcome": "sampled", "method": "sampled", "internal_error": why,
+                             "reason": f"internal error: {why} {inp!r}; the sampled verdict stands"}
+        return done("pass" if result["budget"]["within"] else "over_budget",
+                    f"right on all {result['inputs_checked']} sampled inputs (internal error: {why} {inp!r})")
+    expected, got, error = r["values"][0], m["values"][0], m["errors"][0]
+    culprit = _culprit(exercise, source, inp, one)
+    result["counterexample"] = {"input": inp, "expected": expected, "got": got, "error": error, "sop": culprit}
+    shown = repr(inp) if isinstance(inp, str) else json.dumps(inp)
+    longer = (f", longer than the exercise's lengths {exercise.min_length}-{exercise.max_length}"
+              if len(inp) > exercise.max_length else "")
+    return done("wrong", f"right on all {result['inputs_checked']} sampled inputs, but wrong on an input of length "
+                         f"{len(inp)}{longer} ({verdict['fragment']}; {verdict['how']}): {shown}: expected "
+                         f"{expected}, got {error or got}")
 
 
 _PARSED: "OrderedDict[tuple, Exercise]" = OrderedDict()

@@ -5,8 +5,9 @@ once and builds s-op and selector nodes for everything that depends on the input
 that fails is reported with its line and column and the rest of the program goes on; names it
 would have defined are marked as failed, so later uses say why they are missing.
 
-One module a job: interpreter.py (the Interpreter and `interpret`), statements.py, expressions.py,
-functions.py (calls and closures), loops.py (loops and comprehensions), nodes.py (graph building),
+One module a job: interpreter.py (the Interpreter and `interpret`), statements.py (and the names they bind),
+expressions.py (and the graph nodes they build),
+functions.py (calls and closures), loops.py (loops and comprehensions),
 scope.py (names and scopes), atoms.py (Python-level values), builtins.py, library.py (the standard
 library and `load`), interpretation.py (the result).
 """

@@ -8,14 +8,13 @@ from pathlib import Path
 from ..lang.errors import RaspError, Span
 from ..limits import DEFAULT_LIMITS, Limits
 from ..program import Graph
-from .expressions import ExpressionsMixin
+from .expressions import ExpressionsMixin, NodesMixin
 from .functions import FunctionsMixin
 from .interpretation import Definition, DefinitionList, Interpretation
 from .library import LibraryMixin, parse_program
 from .loops import LoopsMixin
-from .nodes import NodesMixin
-from .scope import Env, NamesMixin
-from .statements import StatementsMixin
+from .scope import Env
+from .statements import NamesMixin, StatementsMixin
 
 
 class Interpreter(StatementsMixin, ExpressionsMixin, FunctionsMixin, LoopsMixin, NodesMixin, NamesMixin,

@@ -1,19 +1,34 @@
 """Statements: running a program's statements in order (a failing statement is reported and the rest
-goes on), and the dispatch of each statement kind."""
+goes on), the dispatch of each statement kind, and the names statements bind (`NamesMixin`: reserved
+names, binding, failed definitions, lookup)."""
 from __future__ import annotations
 
 from ..lang import ast
-from ..lang.errors import RaspError, diagnostic
-from ..program import Selector, SOp
+from ..lang.errors import RaspError, Span, diagnostic
+from ..program import Map, Selector, SOp
 from .atoms import show_value, source_text
-from .interpretation import Definition, replace_definition
-from .scope import RESERVED_EVERYWHERE, Builtin, Env, Function, defined_names
+from .interpretation import Definition, DefinitionList, replace_definition
+from .scope import RESERVED_EVERYWHERE, Builtin, Env, Failed, Function, closest, defined_names
 
 
 class StatementsMixin:
     """The Interpreter's statements (see interpreter.py)."""
 
     def run(self, program: ast.Program, env: Env, top_level: bool, definitions: list | None = None):
+        """Run the statements; while a top-level program runs, `definition_spans` maps each name it defines to
+        the statements that define it (so that a use before them says so: NamesMixin.lookup)."""
+        outer = getattr(self, "definition_spans", {})
+        if top_level:
+            self.definition_spans = {}
+            for stmt in program.statements:
+                for name in defined_names(stmt):
+                    self.definition_spans.setdefault(name, []).append(stmt.span)
+        try:
+            self._run_statements(program, env, top_level, definitions)
+        finally:
+            self.definition_spans = outer
+
+    def _run_statements(self, program: ast.Program, env: Env, top_level: bool, definitions: list | None):
         # `exit` / `quit` end the program there, as they end the REPL's reading
         stop = next((stmt for stmt in program.statements if isinstance(stmt, ast.ReplNoop)
                      and stmt.text.split("(")[0] in ("exit", "quit")), None)
@@ -106,3 +121,77 @@ class StatementsMixin:
             self.diagnostics.append(diagnostic(f"the REPL command '{stmt.text}' has no effect here", stmt.span, "info"))
         else:  # pragma: no cover - the parser makes no other statements
             raise RaspError(f"unsupported statement {type(stmt).__name__}", stmt.span, "syntax")
+
+
+class NamesMixin:
+    """The Interpreter's handling of names (see interpreter.py)."""
+
+    def check_settable(self, env: Env, name: str, span: Span):
+        """The original's reserved names: its keywords and built-ins anywhere, the library's names
+        at the top level of a program or loaded file."""
+        if name in RESERVED_EVERYWHERE or (name in self.library_names and env.parent is self.library):
+            what = "a library name" if name in self.library_names else "a built-in name"
+            raise RaspError(f"cannot set reserved name '{name}' ({what}); choose another name", span, "name")
+
+    def mark_failed(self, env: Env, names: list[str], error: RaspError):
+        """Later uses of these names say why they are missing (reserved names keep their meaning)."""
+        for name in names:
+            if name not in RESERVED_EVERYWHERE and not (name in self.library_names and env.parent is self.library):
+                env.vars[name] = Failed(name, error)
+
+    def bind(self, env: Env, name: str, value, span: Span, definitions: list | None):
+        env.vars[name] = value
+        if definitions is not None and not isinstance(value, (SOp, Selector)) \
+                and name in getattr(definitions, "names", (name,)):
+            # rebound to a value that is not an s-op or selector: no s-op of that name remains
+            for i, old in enumerate(definitions):
+                if old.name == name and not old.is_expression:
+                    del definitions[i]
+                    if isinstance(definitions, DefinitionList):
+                        definitions.names.discard(name)
+                    names = self.node_names.get(old.value.id, [])
+                    if name in names:
+                        names.remove(name)
+                    break
+        if isinstance(value, (SOp, Selector)):
+            if definitions is not None:
+                replace_definition(definitions, Definition(name, value, span))
+                names = self.node_names.setdefault(value.id, [])
+                if name not in names:
+                    names.append(name)
+            elif value.id not in self.local_names:
+                fn = self.function_stack[-1] if self.function_stack else None
+                self.local_names[value.id] = f"{name} (in {fn})" if fn else name
+
+    def used_before_definition(self, e: ast.Name) -> str | None:
+        """The message for a name the running program defines only in this statement or a later one."""
+        here = (e.span.line, e.span.col)
+        for span in getattr(self, "definition_spans", {}).get(e.id, []):
+            if span.source != e.span.source:
+                continue
+            if (span.line, span.col) <= here < (span.end_line, span.end_col):
+                return (f"'{e.id}' is used before it is defined: this statement defines it, so it has no value "
+                        f"yet (give '{e.id}' a value on an earlier line)")
+            if (span.line, span.col) > here:
+                return f"'{e.id}' is used before it is defined (on line {span.line}): define it above its first use"
+        return None
+
+    def lookup(self, e: ast.Name, env: Env):
+        try:
+            value = env.lookup(e.id)
+        except KeyError:
+            early = self.used_before_definition(e)
+            if early:
+                raise RaspError(early, e.span, "name") from None
+            hint = closest(e.id, env.names())
+            raise RaspError(f"'{e.id}' is not defined" + (f"; did you mean '{hint}'?" if hint else ""),
+                            e.span, "name") from None
+        if isinstance(value, Map) and value.op.startswith("to_") and value.origin is None \
+                and e.span.source == "<program>":
+            value.origin = e.span  # a token that fails to convert is reported where the program converts
+        if isinstance(value, Failed):
+            err = value.error
+            where = f" on line {err.span.line}" if err.span and err.span.source == e.span.source else ""
+            raise RaspError(f"'{e.id}' is not available: its definition{where} failed ({err.message})",
+                            e.span, "name")
+        return value

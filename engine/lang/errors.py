@@ -65,7 +65,7 @@ class RaspError(Exception):
 
 
 def diagnostic(message: str, span: Span | None, severity: str = "error", kind: str | None = None) -> dict:
-    """A diagnostic as the evaluation document carries it (DESIGN section 4)."""
+    """A diagnostic as the evaluation document carries it (docs/api.md, "Evaluate a program")."""
     out: dict = {"severity": severity, "message": message}
     if kind:
         out["kind"] = kind

@@ -24,6 +24,7 @@ from lark.exceptions import (
 
 from . import ast
 from .errors import RaspError, Span, describe_terminal, describe_token, expected_phrase
+from .python_hint import python_hint
 
 GRAMMAR_RESOURCE = ("rasplay.engine.lang", "grammar.lark")
 MAX_RECOVERIES = 20          # missing ';' repaired per statement group
@@ -72,7 +73,10 @@ def parse(source: str, source_name: str = "<program>") -> ast.Program:
         statements = _parse_piece(source, _Offset(1, 1, source_name), errors, chained)
     except (UnexpectedInput, RaspError):
         statements, errors, chained = _parse_statementwise(source, source_name)
-    return ast.Program(statements, source, source_name, _dedupe(errors), _grouping_warnings(chained, source))
+    errors = _dedupe(errors)
+    hint = python_hint(source, source_name) if errors else None
+    return ast.Program(statements, source, source_name, ([hint] if hint else []) + errors,
+                       _grouping_warnings(chained, source))
 
 
 def _parse_piece(text: str, offset: _Offset, errors: list, chained: list) -> list:

@@ -8,7 +8,7 @@ from .errors import TrainError
 DEFAULT_STEPS = 2000
 
 # upper bounds that keep one CPU job bounded
-LIMITS = {"max_len": 512, "layers": 12, "heads": 16, "d_model": 1024, "batch_size": 4096,
+LIMITS = {"max_len": 512, "test_max_len": 512, "layers": 12, "heads": 16, "d_model": 1024, "batch_size": 4096,
           "n_train": 200_000, "n_test": 20_000, "steps": 1_000_000, "time_budget": 3600.0,
           "threads": 64, "warmup": 1_000_000, "eval_every": 1_000_000, "d_mlp": 4096, "match_examples": 20_000}
 
@@ -50,6 +50,13 @@ class TrainConfig:
     # reporting
     example: list | str | None = None  # the input whose attention maps the result shows
     match_examples: int = 500          # held-out inputs used to score heads against selectors
+    # training for length (docs/length_generalization.md)
+    test_min_len: int | None = None    # longer held-out inputs: lengths test_min_len..test_max_len (> max_len)
+    test_max_len: int | None = None
+    bin_width: int | None = None       # the longer range's bins (default: the training range's width)
+    positional: str = "learned"        # learned | random_offset (Huang et al.) | none (no positional encoding)
+    causal: bool = False               # a causal (decoder) mask: each position attends to itself and before
+    device: str = "cpu"                # cpu | cuda | auto (cuda when present)
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
@@ -69,7 +76,8 @@ class TrainConfig:
             self.vocab = list(self.vocab)
         ints = {"min_len": 1, "max_len": 1, "n_train": 1, "n_test": 1, "d_model": 1, "batch_size": 1,
                 "warmup": 0, "eval_every": 1, "seed": 0, "threads": 1, "match_examples": 1}
-        optional_ints = {"layers": 0, "heads": 1, "d_mlp": 1, "steps": 1}
+        optional_ints = {"layers": 0, "heads": 1, "d_mlp": 1, "steps": 1, "test_min_len": 1, "test_max_len": 1,
+                         "bin_width": 1}
         for name, low in list(ints.items()) + list(optional_ints.items()):
             v = getattr(self, name)
             if v is None and name in optional_ints:
@@ -92,6 +100,40 @@ class TrainConfig:
             raise TrainError(f"stop_at must be in (0, 1] (got {self.stop_at!r})")
         if self.kind not in ("auto", "categorical", "numerical"):
             raise TrainError(f"kind must be auto, categorical or numerical (got {self.kind!r})")
+        self._validate_lengths()
         if self.steps is None and self.time_budget is None:
             self.steps = DEFAULT_STEPS
         return self
+
+    def _validate_lengths(self) -> None:
+        if self.positional not in POSITIONAL:
+            raise TrainError(f"positional must be one of {', '.join(POSITIONAL)} (got {self.positional!r})")
+        if self.device not in DEVICES:
+            raise TrainError(f"device must be one of {', '.join(DEVICES)} (got {self.device!r})")
+        if not isinstance(self.causal, bool):
+            raise TrainError(f"causal must be true or false (got {self.causal!r})")
+        test = (self.test_min_len, self.test_max_len)
+        if (test[0] is None) != (test[1] is None):
+            raise TrainError("give both test_min_len and test_max_len (the longer held-out lengths), or neither")
+        if test[0] is not None:
+            if test[0] <= self.max_len:
+                raise TrainError(f"the test lengths must be longer than the training lengths: test_min_len "
+                                 f"({test[0]}) must be above max_len ({self.max_len})")
+            if test[0] > test[1]:
+                raise TrainError(f"test_min_len ({test[0]}) is larger than test_max_len ({test[1]})")
+            width = self.bin_width or (self.max_len - self.min_len + 1)
+            if -(-(test[1] - test[0] + 1) // width) > MAX_BINS:
+                raise TrainError(f"the test lengths {test[0]}-{test[1]} in bins of {width} make more than "
+                                 f"{MAX_BINS} bins; choose a larger bin_width")
+        elif self.bin_width is not None:
+            raise TrainError("bin_width needs test lengths (test_min_len and test_max_len)")
+
+    @property
+    def longest(self) -> int:
+        """The longest input the model sees (training or test)."""
+        return max(self.max_len, self.test_max_len or 0)
+
+
+POSITIONAL = ("learned", "random_offset", "none")
+DEVICES = ("cpu", "cuda", "auto")
+MAX_BINS = 32

@@ -1,4 +1,5 @@
-"""The training loop: AdamW on CPU within a step or time budget, seeded, cancellable, reporting progress.
+"""The training loop: AdamW (on the CPU, or a GPU with cfg.device) within a step or time budget, seeded,
+cancellable, reporting progress.
 
 Curve points (held-out evaluations) fall on fixed steps (every `eval_every`, and the last step), so
 a seed gives the same curve whatever the machine's speed; only `elapsed` differs. Between them the
@@ -15,6 +16,7 @@ import torch.nn.functional as F
 
 from .config import TrainConfig
 from .data import Split, TaskData
+from .errors import TrainError
 from .torch_transformer import TrainableTransformer
 
 TICK_SECONDS = 0.5
@@ -49,6 +51,48 @@ class Batches:
         return self.rows(idx)
 
 
+def resolve_device(name: str) -> torch.device:
+    """cpu, cuda (TrainError when there is none) or auto (cuda when present)."""
+    if name == "auto":
+        name = "cuda" if torch.cuda.is_available() else "cpu"
+    if name == "cuda" and not torch.cuda.is_available():
+        raise TrainError("device cuda was asked for, but PyTorch sees no GPU here (use --device auto or cpu)")
+    return torch.device(name)
+
+
+def on(batch: dict, device: torch.device) -> dict:
+    if device.type == "cpu":
+        return batch
+    return {k: ({s: t.to(device) for s, t in v.items()} if isinstance(v, dict) else v.to(device))
+            for k, v in batch.items()}
+
+
+def random_positions(batch: dict, table: int, gen: torch.Generator) -> torch.Tensor:
+    """Position ids shifted by a random offset per input, so that every row of the position table up to
+    the longest test input is trained (Huang et al.'s random offsets): offset uniform in 0..table - length."""
+    lengths = batch["mask"].sum(-1)
+    offsets = (torch.rand(len(lengths), generator=gen) * (table - lengths + 1).float()).long()
+    positions = offsets[:, None] + torch.arange(batch["ids"].shape[1])[None, :]
+    return positions.clamp_max(table - 1)      # (padding past a row's end: masked, its value unused)
+
+
+@torch.no_grad()
+def row_accuracy(model: TrainableTransformer, split: Split, kind: str, tolerance: float,
+                 device: torch.device = torch.device("cpu"), chunk: int = 512):
+    """Per input: its correct positions, its labelled positions, and whether all are correct (numpy)."""
+    model.eval()
+    batches = Batches(split)
+    right, total, seq = [], [], []
+    for start in range(0, len(batches), chunk):
+        b = on(batches.rows(torch.arange(start, min(start + chunk, len(batches)))), device)
+        ok = correct(model(b["ids"], b["mask"]), b, kind, tolerance) & b["loss_mask"]
+        right.append(ok.sum(-1).cpu())
+        total.append(b["loss_mask"].sum(-1).cpu())
+        seq.append((ok | ~b["loss_mask"]).all(-1).cpu())
+    model.train()
+    return tuple(torch.cat(x).numpy() for x in (right, total, seq))
+
+
 def task_loss(out, batch, kind: str):
     m = batch["loss_mask"]
     if kind == "numerical":
@@ -81,12 +125,13 @@ def supervision_loss(atts, batch, pairs, bos: bool):
 
 
 @torch.no_grad()
-def evaluate(model: TrainableTransformer, batches: Batches, kind: str, tolerance: float, chunk: int = 1024) -> dict:
+def evaluate(model: TrainableTransformer, batches: Batches, kind: str, tolerance: float, chunk: int = 1024,
+             device: torch.device = torch.device("cpu")) -> dict:
     """Held-out loss, per-position accuracy and per-sequence accuracy."""
     model.eval()
     loss_sum, right, total, seq_right = 0.0, 0, 0, 0
     for start in range(0, len(batches), chunk):
-        b = batches.rows(torch.arange(start, min(start + chunk, len(batches))))
+        b = on(batches.rows(torch.arange(start, min(start + chunk, len(batches)))), device)
         out = model(b["ids"], b["mask"])
         loss_sum += float(task_loss(out, b, kind)) * int(b["loss_mask"].sum())
         ok = correct(out, b, kind, tolerance)
@@ -108,12 +153,47 @@ def lr_at(step: int, cfg: TrainConfig) -> float:
     return cfg.lr
 
 
+def _stop_reason(cfg: TrainConfig, step: int, start: float, should_stop) -> str | None:
+    """Why training stops before this step ("steps", "time", "cancelled"), or None to go on."""
+    if cfg.steps is not None and step >= cfg.steps:
+        return "steps"
+    if cfg.time_budget is not None and time.monotonic() - start >= cfg.time_budget:
+        return "time"
+    if should_stop is not None and should_stop():
+        return "cancelled"
+    return None
+
+
+def _step(model, opt, batch: dict, cfg: TrainConfig, kind: str, pairs, bos: bool, window: dict,
+          positions=None) -> None:
+    """One optimiser step on `batch` (on the model's device; `positions`: the random offsets' positions or
+    None), its loss and accuracy added to `window`."""
+    out, atts = model(batch["ids"], batch["mask"], attention=True, positions=positions)
+    loss = task_loss(out, batch, kind)
+    if pairs:
+        loss = loss + cfg.supervise_weight * supervision_loss(atts, batch, pairs, bos)
+    opt.zero_grad(set_to_none=True)
+    loss.backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
+    opt.step()
+    with torch.no_grad():
+        ok = correct(out, batch, kind, cfg.tolerance)[batch["loss_mask"]]
+        window["loss"] += float(loss)
+        window["acc"] += float(ok.float().mean())
+        window["n"] += 1
+
+
 def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, pairs=(),
                 progress: Callable[[dict], None] | None = None,
-                should_stop: Callable[[], bool] | None = None) -> dict:
-    """Train `model` on `data`. pairs: (layer index, head, selector id) to supervise.
+                should_stop: Callable[[], bool] | None = None,
+                length_eval: Callable[[TrainableTransformer, torch.device], list] | None = None) -> dict:
+    """Train `model` on `data`. pairs: (layer index, head, selector id) to supervise. length_eval: the
+    accuracy per length bin of the model now (each curve point then carries it as "bins").
     Returns {"curve": [...], "final": {...}, "steps": n, "elapsed": s, "stopped": why}, where `stopped`
-    is "steps", "time", "target" (stop_at reached) or "cancelled"."""
+    is "steps", "time", "target" (stop_at reached) or "cancelled". The model is back on the CPU after."""
+    device = resolve_device(cfg.device)
+    model.to(device)
+    offsets = torch.Generator().manual_seed(cfg.seed + 2) if model.config.positional == "random_offset" else None
     sel_ids = sorted({p[2] for p in pairs})
     train = Batches(data.train, sel_ids, seed=cfg.seed + 1)
     test = Batches(data.test)
@@ -141,8 +221,10 @@ def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, p
 
     def record():
         nonlocal window
-        last_eval.update(evaluate(model, test, data.kind, cfg.tolerance))
+        last_eval.update(evaluate(model, test, data.kind, cfg.tolerance, device=device))
         point = payload("eval")
+        if length_eval is not None:
+            point["bins"] = length_eval(model, device)
         curve.append(point)
         window = {"loss": 0.0, "acc": 0.0, "n": 0}
         key = lambda p: (p["test_seq_acc"], p["test_acc"])  # noqa: E731
@@ -156,32 +238,17 @@ def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, p
 
     model.train()
     while True:
-        if cfg.steps is not None and step >= cfg.steps:
-            stopped = "steps"
-            break
-        if cfg.time_budget is not None and time.monotonic() - start >= cfg.time_budget:
-            stopped = "time"
-            break
-        if should_stop is not None and should_stop():
-            stopped = "cancelled"
+        reason = _stop_reason(cfg, step, start, should_stop)
+        if reason is not None:
+            stopped = reason
             break
         for g in opt.param_groups:
             g["lr"] = lr_at(step, cfg)
         batch = train.next(min(cfg.batch_size, len(train)))
-        out, atts = model(batch["ids"], batch["mask"], attention=True)
-        loss = task_loss(out, batch, data.kind)
-        if pairs:
-            loss = loss + cfg.supervise_weight * supervision_loss(atts, batch, pairs, bos)
-        opt.zero_grad(set_to_none=True)
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0, foreach=True)
-        opt.step()
+        positions = random_positions(batch, model.config.max_len, offsets) if offsets is not None else None
+        _step(model, opt, on(batch, device), cfg, data.kind, pairs, bos, window,
+              None if positions is None else positions.to(device))
         step += 1
-        with torch.no_grad():
-            ok = correct(out, batch, data.kind, cfg.tolerance)[batch["loss_mask"]]
-            window["loss"] += float(loss)
-            window["acc"] += float(ok.float().mean())
-            window["n"] += 1
         if step % cfg.eval_every == 0:
             point = record()
             last_tick = time.monotonic()
@@ -198,6 +265,7 @@ def train_model(model: TrainableTransformer, data: TaskData, cfg: TrainConfig, p
     last = {k: curve[-1][k] for k in fields}
     if best["point"] is not curve[-1]:
         model.load_state_dict(best["state"])
+    model.to("cpu")
     final = {k: best["point"][k] for k in fields}
     return {"curve": curve, "final": final, "last": last, "best_step": final["step"], "steps": step,
             "elapsed": last["elapsed"], "stopped": stopped}

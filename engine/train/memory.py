@@ -14,7 +14,7 @@ def estimate_bytes(config: TrainConfig, layers: int, heads: int) -> int:
     with their gradients and AdamW's two moments, the activations kept for one backward pass (and
     60% more while it runs), the attention maps extracted for head matching, and the data set."""
     d, d_mlp = config.d_model, config.d_mlp or 4 * config.d_model
-    T = config.max_len + (1 if config.bos else 0)
+    T = config.longest + (1 if config.bos else 0)   # the position table reaches the longest test input
     vocab = len(config.vocab) + 2
     classes = max(64, vocab, T)
     params = layers * (4 * d * d + 2 * d * d_mlp + 9 * d + d_mlp) + (vocab + T) * d + (d + 1) * classes
@@ -24,5 +24,8 @@ def estimate_bytes(config: TrainConfig, layers: int, heads: int) -> int:
     activations = 16 * (layers * per_layer + batch * T * (2 * d + classes)) * FLOAT // 10  # + the backward's own
     attention_maps = min(config.match_examples, config.n_test) * max(layers, 1) * heads * T * T * FLOAT
     inputs = config.n_train + config.n_test
+    if config.test_min_len is not None:    # n_test longer inputs per test bin (engine/train/lengths.py)
+        width = config.bin_width or (config.max_len - config.min_len + 1)
+        inputs += config.n_test * -(-(config.test_max_len - config.test_min_len + 1) // width)
     data = inputs * T * (3 * 8 + PYTHON_TOKEN_BYTES)
     return BASE_BYTES + training_state + activations + attention_maps + data

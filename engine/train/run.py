@@ -15,7 +15,8 @@ import torch
 from .config import TrainConfig
 from .data import Task, TaskData, load_task, make_data, program_on
 from .errors import TrainError
-from .loop import train_model
+from .lengths import aggregate, length_bins, length_free_reach, make_longer, program_lengths
+from .loop import resolve_device, row_accuracy, train_model
 from .match import match_heads, overlay
 from .torch_transformer import ModelConfig, TrainableTransformer, load_model, save_model
 
@@ -28,7 +29,7 @@ def build_model(task: Task, data: TaskData, cfg: TrainConfig) -> TrainableTransf
     heads = cfg.heads if cfg.heads is not None else max(task.heads_per_layer, default=1) or 1
     return TrainableTransformer(ModelConfig(vocab=data.vocab, max_len=data.max_len, d_model=cfg.d_model, n_layers=layers,
                                    n_heads=heads, d_mlp=cfg.d_mlp, layer_norm=cfg.layer_norm, bos_id=data.bos_id,
-                                   output=data.output_config()))
+                                   output=data.output_config(), positional=cfg.positional, causal=cfg.causal))
 
 
 def supervision_pairs(task: Task, model: TrainableTransformer, cfg: TrainConfig) -> list[tuple[int, int, int]]:
@@ -159,9 +160,16 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
         pairs = supervision_pairs(task, model, cfg) if cfg.supervise else []
         shown = list(cfg.example) if cfg.example is not None else _default_example(data)
         encode(model, shown)   # a bad example input fails now, not after training
+        longer = None
+        if cfg.test_min_len is not None:
+            phase("longer", f"sampling {cfg.n_test:,} held-out inputs per bin of lengths {cfg.test_min_len}-"
+                            f"{cfg.test_max_len} and labelling them with the program")
+            longer = make_longer(task, data, cfg.vocab, cfg)
         t1 = time.monotonic()
-        run = train_model(model, data, cfg, pairs, progress, should_stop)
+        run = train_model(model, data, cfg, pairs, progress, should_stop,
+                          length_eval=_bins_now(data, longer, cfg) if longer is not None else None)
         t2 = time.monotonic()
+        lengths = _length_report(source, task, model, data, longer, cfg, load_dirs) if longer is not None else None
         test = data.test.take(np.arange(min(cfg.match_examples, len(data.test))))
         matches = match_heads(task.heads, extract_attention(model, test.ids, test.lengths), test.selectors,
                               test.loss_mask, data.offset)
@@ -182,6 +190,7 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
         **run,
         "matches": matches,
         "example": example,
+        "lengths": lengths,
         "timings": {"data": round(t1 - t0, 3), "train": round(t2 - t1, 3), "total": round(time.monotonic() - t0, 3)},
     }
 
@@ -189,13 +198,61 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
 def _make_data(task: Task, cfg: TrainConfig, start: TrainableTransformer | None) -> TaskData:
     common = dict(n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, kind=cfg.kind)
     if start is None:
-        return make_data(task, cfg.vocab, cfg.min_len, cfg.max_len, bos=cfg.bos, **common)
+        data = make_data(task, cfg.vocab, cfg.min_len, cfg.max_len, bos=cfg.bos, **common)
+        data.max_len = cfg.longest + data.offset   # the position table reaches the longest test input
+        return data
     c = start.config
     offset = 0 if c.bos_id is None else 1
-    if cfg.max_len + offset > c.max_len:
-        raise TrainError(f"max_len {cfg.max_len} is longer than the model takes ({c.max_len - offset})")
+    if cfg.longest + offset > c.max_len:
+        raise TrainError(f"length {cfg.longest} is longer than the model takes ({c.max_len - offset})")
+    if (cfg.positional, cfg.causal) != ("learned", False) and (cfg.positional, cfg.causal) != (c.positional, c.causal):
+        raise TrainError("a model to start from keeps its own position encoding and mask (it has positional "
+                         f"{c.positional}, causal {str(c.causal).lower()}); leave positional and causal unset")
     out = c.output
     data = make_data(task, cfg.vocab, cfg.min_len, cfg.max_len, model_vocab=c.vocab, bos_id=c.bos_id,
                      classes=out.get("classes"), **{**common, "kind": out["kind"]})
     data.max_len = c.max_len
     return data
+
+
+# ------------------------------------------------------------------ training for length
+
+def _accuracy_by_length(model, data: TaskData, longer, cfg: TrainConfig, device) -> dict:
+    parts = [row_accuracy(model, split, data.kind, cfg.tolerance, device) for split in (data.test, longer.split)]
+    lengths = np.concatenate([program_lengths(data.test, data.offset), program_lengths(longer.split, data.offset)])
+    right, total, seq = (np.concatenate([p[i] for p in parts]) for i in range(3))
+    return aggregate(lengths, right, total, seq, length_bins(cfg))
+
+
+def _bins_now(data: TaskData, longer, cfg: TrainConfig):
+    return lambda model, device: _accuracy_by_length(model, data, longer, cfg, device)["bins"]
+
+
+def _correct(pred: list, target: list | None, kind: str, tolerance: float) -> list | None:
+    if target is None:
+        return None
+    if kind == "numerical":
+        return [abs(float(p) - float(t)) <= tolerance for p, t in zip(pred, target)]
+    return [p == t and type(p) is type(t) for p, t in zip(pred, target)]
+
+
+def _length_report(source: str, task: Task, model: TrainableTransformer, data: TaskData, longer, cfg: TrainConfig,
+                   load_dirs) -> dict:
+    """Accuracy per length and per bin of the trained model, the compiled models' reach on the same
+    inputs, and the longest held-out input's outputs and attention ("where it breaks")."""
+    doc = _accuracy_by_length(model, data, longer, cfg, torch.device("cpu"))
+    split = longer.split
+    row = int(np.argmax(split.lengths))
+    tokens = [data.vocab[i] for i in split.ids[row, data.offset:split.lengths[row]]]
+    long_example = example_overlay(task, model, tokens)
+    long_example["correct"] = _correct(long_example["prediction"], long_example["target"], data.kind, cfg.tolerance)
+    return {
+        "train": [cfg.min_len, cfg.max_len], "test": [cfg.test_min_len, cfg.test_max_len],
+        "positional": model.config.positional, "causal": model.config.causal,
+        "device": resolve_device(cfg.device).type, **doc,
+        "unseen_values": longer.unseen, "dropped": longer.dropped, "drop_reason": longer.drop_reason,
+        "compiled": {"max_len": {"defined_up_to": cfg.max_len},
+                     "length_free": length_free_reach(source, task.output, cfg.vocab, data, [data.test, split],
+                                                      length_bins(cfg), load_dirs)},
+        "long_example": long_example,
+    }

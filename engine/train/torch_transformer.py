@@ -1,7 +1,8 @@
 """The encoder-only transformer of docs/weights.md in PyTorch: parameter names, shapes and forward pass
 exactly as documented, so compiled weights load into it for fine-tuning and trained weights run in
-the numpy runner. No causal mask; a padding mask (keys) lets inputs of several lengths share a batch
-without changing any result.
+the numpy runner. A padding mask (keys) lets inputs of several lengths share a batch without changing
+any result. Config `causal` adds a causal (decoder) mask; `positional` "none" keeps pos_emb at zero
+(frozen), "random_offset" trains the learned positions at random offsets (the model runs at offset 0).
 """
 from __future__ import annotations
 
@@ -31,6 +32,8 @@ class ModelConfig:
     attn_scale: float | None = None  # default: 1 / sqrt(d_head)
     bos_id: int | None = None
     output: dict = field(default_factory=lambda: {"kind": "numerical"})
+    positional: str = "learned"     # learned | random_offset (learned, trained at random offsets) | none
+    causal: bool = False            # each position attends to itself and earlier positions only
 
     def __post_init__(self):
         if self.d_head is None:
@@ -48,6 +51,8 @@ class ModelConfig:
             raise TrainError("model config: output.kind must be 'categorical' or 'numerical'")
         if self.output["kind"] == "categorical" and not self.output.get("classes"):
             raise TrainError("model config: a categorical output needs its classes")
+        if self.positional not in ("learned", "random_offset", "none"):
+            raise TrainError("model config: positional must be 'learned', 'random_offset' or 'none'")
 
     @property
     def n_out(self) -> int:
@@ -79,7 +84,7 @@ class Attention(nn.Module):
         self.v = nn.Linear(c.d_model, inner, bias=False)
         self.o = nn.Linear(inner, c.d_model, bias=False)
 
-    def forward(self, x, key_mask, hard: bool = False, beta: float | None = None):
+    def forward(self, x, key_mask, hard: bool = False, beta: float | None = None, causal: bool = False):
         B, n, _ = x.shape
         split = lambda t: t.view(B, n, self.n_heads, self.d_head).transpose(1, 2)  # (B, H, n, dh)
         q, k, v = split(self.q(x)), split(self.k(x)), split(self.v(x))
@@ -88,6 +93,9 @@ class Attention(nn.Module):
             scores = scores * (beta if beta is not None else self.scale)
         if key_mask is not None:
             scores = scores.masked_fill(~key_mask[:, None, None, :], float("-inf"))
+        if causal:
+            later = torch.ones(n, n, dtype=torch.bool, device=x.device).triu(1)
+            scores = scores.masked_fill(later, float("-inf"))
         if hard:
             top = scores >= scores.amax(dim=-1, keepdim=True) - 1e-6
             att = top.float() / top.sum(dim=-1, keepdim=True)
@@ -114,8 +122,8 @@ class Block(nn.Module):
         self.ln1 = nn.LayerNorm(c.d_model) if c.layer_norm else nn.Identity()
         self.ln2 = nn.LayerNorm(c.d_model) if c.layer_norm else nn.Identity()
 
-    def forward(self, x, key_mask, hard=False, beta=None):
-        a, att = self.attn(self.ln1(x), key_mask, hard, beta)
+    def forward(self, x, key_mask, hard=False, beta=None, causal=False):
+        a, att = self.attn(self.ln1(x), key_mask, hard, beta, causal)
         x = x + a
         return x + self.mlp(self.ln2(x)), att
 
@@ -130,6 +138,9 @@ class TrainableTransformer(nn.Module):
         self.ln_f = nn.LayerNorm(c.d_model) if c.layer_norm else nn.Identity()
         self.unembed = nn.Linear(c.d_model, c.n_out)
         self.apply(self._init)
+        if c.positional == "none":   # kept (all zero, frozen) so that the weights keep docs/weights.md's layout
+            nn.init.zeros_(self.pos_emb.weight)
+            self.pos_emb.weight.requires_grad_(False)
 
     @staticmethod
     def _init(m):
@@ -144,17 +155,20 @@ class TrainableTransformer(nn.Module):
                 nn.init.zeros_(m.bias)
 
     def forward(self, ids: torch.Tensor, mask: torch.Tensor | None = None, attention: bool = False,
-                hard: bool = False, beta: float | None = None):
-        """ids (B, n) token ids; mask (B, n) True at real positions (None: all real).
+                hard: bool = False, beta: float | None = None, positions: torch.Tensor | None = None):
+        """ids (B, n) token ids; mask (B, n) True at real positions (None: all real); positions (B, n) the
+        position ids (default 0..n-1; training with random offsets shifts them).
         Returns per-position outputs (B, n, n_out) -- class logits, or (B, n) numbers for a numerical
         output -- and, with attention=True, the list of per-layer attention (B, H, n, n)."""
         n = ids.shape[1]
         if n > self.config.max_len:
             raise TrainError(f"the input has {n} positions; the model has {self.config.max_len}")
-        x = self.tok_emb(ids) + self.pos_emb.weight[:n]
+        x = self.tok_emb(ids)
+        if self.config.positional != "none":
+            x = x + (self.pos_emb.weight[:n] if positions is None else self.pos_emb(positions))
         atts = []
         for block in self.layers:
-            x, att = block(x, mask, hard, beta)
+            x, att = block(x, mask, hard, beta, self.config.causal)
             atts.append(att)
         out = self.unembed(self.ln_f(x))
         if self.config.output["kind"] == "numerical":

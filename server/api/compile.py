@@ -19,9 +19,10 @@ from ..errors import ApiError
 from ..quotas import client_of
 from ..responses import answer
 from ..schemas import ERROR_RESPONSES, CompiledModelSummary, CompileRequest, RunRequest, SoftStudyRequest
-from ..store import Store, model_id_of
+from ..seams import Store
+from ..store import model_id_of
 from .deps import Services, services
-from .evaluate import check_inputs, check_source, run_in_pool
+from .common import check_inputs, check_source, heavy_run
 
 router = APIRouter(tags=["compile"])
 MODEL_ID = r"^m[a-z2-7]{15}$"
@@ -78,14 +79,11 @@ async def compile_program(req: CompileRequest, request: Request, svc: Services =
     if req.causal:   # only when asked: the ids of models compiled before causal mode stay the same
         spec["causal"] = True
     model_id = model_id_of(spec)
-    client = client_of(request)
     stored = await run_in_threadpool(store.has_model, model_id)
-    with svc.heavy_per_client.hold(client):
-        body = await run_in_pool(svc.heavy, "compile", {"id": model_id, "spec": spec}, settings,
-                                 settings.compile_seconds, client=client)
+    body = await heavy_run(svc, request, "compile", {"id": model_id, "spec": spec})
     summary = _unwrap(body, "summary")   # a program that does not compile stops here, unstored
     if not stored:
-        svc.writes_per_client.take(client)
+        svc.writes_per_client.take(client_of(request))
         await run_in_threadpool(store.put_model, spec)
     return {"id": model_id, "summary": summary}
 
@@ -99,9 +97,7 @@ async def run_model(req: RunRequest, request: Request, model_id: str = Path(patt
     check_inputs(req.inputs, None, settings)
     spec = await _model(model_id, store)
     payload = {"id": model_id, "spec": spec, "inputs": req.inputs, "mode": req.mode, "beta": req.beta}
-    client = client_of(request)
-    with svc.heavy_per_client.hold(client):
-        body = await run_in_pool(svc.heavy, "model_run", payload, settings, settings.compile_seconds, client=client)
+    body = await heavy_run(svc, request, "model_run", payload)
     return _unwrap(body, "run")
 
 
@@ -110,13 +106,9 @@ async def run_model(req: RunRequest, request: Request, model_id: str = Path(patt
                                   "and agreement and max error as functions of beta and n")
 async def soft_study(req: SoftStudyRequest, request: Request, model_id: str = Path(pattern=MODEL_ID),
                      svc: Services = Depends(services)) -> dict:
-    settings, store = svc.settings, svc.store
-    spec = await _model(model_id, store)
+    spec = await _model(model_id, svc.store)
     options = req.model_dump(exclude_none=True)
-    client = client_of(request)
-    with svc.heavy_per_client.hold(client):
-        body = await run_in_pool(svc.heavy, "model_soft", {"id": model_id, "spec": spec, "options": options},
-                                 settings, settings.compile_seconds, client=client)
+    body = await heavy_run(svc, request, "model_soft", {"id": model_id, "spec": spec, "options": options})
     return _unwrap(body, "study")
 
 
@@ -126,22 +118,18 @@ async def soft_study(req: SoftStudyRequest, request: Request, model_id: str = Pa
                                                         **MODEL_RESPONSES},
             response_class=Response, summary="Download a compiled model's weights")
 async def weights(request: Request, model_id: str = Path(pattern=MODEL_ID), svc: Services = Depends(services)):
-    settings, store = svc.settings, svc.store
-    spec = await _model(model_id, store)
-    client = client_of(request)
-    with svc.heavy_per_client.hold(client):
-        body = await run_in_pool(svc.heavy, "model_npz", {"id": model_id, "spec": spec}, settings,
-                                 settings.compile_seconds, client=client)
+    spec = await _model(model_id, svc.store)
+    body = await heavy_run(svc, request, "model_npz", {"id": model_id, "spec": spec})
     if body[:1] == b"{":  # a compile error comes back as JSON
         _unwrap(body, "summary")
     name = f"rasplay-{spec.get('output') or 'model'}-{model_id}.npz"
-    return await answer(body, client, svc.outgoing, media_type="application/octet-stream",
+    return await answer(body, client_of(request), svc.outgoing, media_type="application/octet-stream",
                         headers={"Content-Disposition": attachment(name)})
 
 
 def onnx_available() -> bool:
     """Whether onnx is installed, found without importing it (the workers import it)."""
-    from rasplay.interop.export_onnx import onnx_available as available
+    from ...interop.export_onnx import onnx_available as available
 
     return available()
 
@@ -163,21 +151,17 @@ async def onnx_model(request: Request, model_id: str = Path(pattern=MODEL_ID),
                      svc: Services = Depends(services)):
     """The compiled model as a standard ONNX graph that onnxruntime runs. A length-free model is refused
     with the reason (422)."""
-    settings, store = svc.settings, svc.store
-    spec = await _model(model_id, store)
+    spec = await _model(model_id, svc.store)
     if spec.get("length_free"):
-        from rasplay.interop.export_onnx import LENGTH_FREE_REASON
-        raise ApiError(422, "export", LENGTH_FREE_REASON)
+        from ...interop.export_onnx import LENGTH_FREE_REASON
+        raise ApiError(422, "validation", LENGTH_FREE_REASON)
     if not onnx_available():
         raise ApiError(501, "unavailable", "ONNX export needs the onnx package on the server: "
                                            "pip install 'rasplay[onnx]'")
-    client = client_of(request)
-    with svc.heavy_per_client.hold(client):
-        body = await run_in_pool(svc.heavy, "model_onnx",
-                                 {"id": model_id, "spec": spec, "dtype": dtype, "attention": attention},
-                                 settings, settings.compile_seconds, client=client)
+    body = await heavy_run(svc, request, "model_onnx",
+                           {"id": model_id, "spec": spec, "dtype": dtype, "attention": attention})
     if body[:1] == b"{":  # a compile error comes back as JSON
         _unwrap(body, "summary")
     name = f"rasplay-{spec.get('output') or 'model'}-{model_id}.onnx"
-    return await answer(body, client, svc.outgoing, media_type="application/octet-stream",
+    return await answer(body, client_of(request), svc.outgoing, media_type="application/octet-stream",
                         headers={"Content-Disposition": attachment(name)})

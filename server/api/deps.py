@@ -8,23 +8,21 @@ from dataclasses import dataclass
 from fastapi import Request
 
 from ..cache import ResponseCache
-from ..training_jobs import JobManager
-from ..settings import Settings
 from ..quotas import ConcurrencyLimit, RateLimit
 from ..responses import Outgoing
-from ..store import Store
-from ..process_pool import WorkerPool
+from ..seams import Jobs, Pool, Store
+from ..settings import Settings
 
 
 @dataclass
 class Services:
     settings: Settings
-    pool: WorkerPool             # evaluations: evaluate, analyze, overlay, training checks
-    heavy: WorkerPool            # compiler work: compile, run, soft-attention study, weights (or, with a broker,
-                                 # heavy_queue.RemotePool: the same interface, run by `rasplay worker`)
-    store: Store
+    pool: Pool                   # evaluations: evaluate, analyze, overlay, training checks (a WorkerPool)
+    heavy: Pool                  # compiler work: compile, run, soft-attention study, weights (a WorkerPool, or
+                                 # with a broker course.heavy_queue.RemotePool, run by `rasplay worker`)
+    store: Store                 # SQLite, or PostgreSQL with --store (course.store_postgres)
     cache: ResponseCache
-    jobs: JobManager             # training (or, with a broker, training_board.SharedJobs: the same async methods)
+    jobs: Jobs                   # training (or, with a broker, course.training_board.SharedJobs)
     heavy_per_client: ConcurrencyLimit
     writes_per_client: RateLimit
     checks_per_client: RateLimit

@@ -4,7 +4,7 @@ from __future__ import annotations
 from fastapi import APIRouter, Path
 
 from ..errors import ApiError
-from rasplay.engine.examples import ID_PATTERN, find_example, load_examples
+from ...engine.examples import ID_PATTERN, find_example, load_examples
 from ..schemas import ERROR_RESPONSES, Example, ExampleSummary
 
 router = APIRouter(tags=["examples"])

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from fastapi import APIRouter, Depends, Path, Request
 
-from rasplay.engine.exercises import Catalog, Exercise
-from rasplay.engine.exercises.format import ID_PATTERN
+from ...engine.exercises import Catalog, Exercise
+from ...engine.exercises.format import ID_PATTERN
 
 from ..errors import ApiError
 from ..quotas import client_of
 from ..responses import answer
 from ..schemas import ERROR_RESPONSES, CheckRequest, CheckResult, ExercisePublic, ExerciseSummary
 from .deps import Services, services
-from .evaluate import RESPONSES, check_source, message_for, run_in_pool
+from .common import RESPONSES, cached_run, check_source
 
 router = APIRouter(tags=["exercises"])
 NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such exercise"}}
@@ -57,10 +57,5 @@ async def check_exercise(req: CheckRequest, request: Request, exercise_id: str =
     svc.checks_per_client.take(client_of(request))
     payload = {"text": exercise.text, "id": exercise.id, "source": req.source,
                "limits": settings.engine_limits_json(), "seconds": settings.check_seconds * 0.9}
-    key = message_for("exercise_check", payload)
-    body = svc.cache.get(key)
-    if body is None:
-        body = await run_in_pool(svc.pool, "exercise_check", payload, settings, timeout=settings.check_seconds,
-                                 message=key, client=client_of(request))
-        svc.cache.put(key, body)
+    body = await cached_run(svc, request, "exercise_check", payload, timeout=settings.check_seconds)
     return await answer(body, client_of(request), svc.outgoing)

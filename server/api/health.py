@@ -1,15 +1,16 @@
 """GET /health."""
 from __future__ import annotations
 
-from dataclasses import asdict
 from importlib.metadata import PackageNotFoundError, version
 
 from fastapi import APIRouter, Request
 
 from ..schemas import Health
-from .train import torch_available
+from .common import torch_available
 
 router = APIRouter(tags=["health"])
+# not limits: where the server listens and logs, paths, and URLs with passwords
+HIDDEN = {"host", "port", "log_level", "data_dir", "cors_origins", "exercises_dirs", "store", "redis", "broker"}
 
 
 def _version() -> str:
@@ -23,8 +24,7 @@ def _version() -> str:
 async def health(request: Request):
     svc = request.app.state.services
     settings = svc.settings
-    hidden = ("data_dir", "cors_origins", "exercises_dirs", "store", "redis", "broker")   # paths, and URLs with passwords
-    limits = {k: v for k, v in asdict(settings).items() if k not in hidden}
+    limits = settings.model_dump(mode="json", exclude=HIDDEN)
     return {"status": "ok", "version": _version(), "workers": svc.pool.alive(), "limits": limits,
             "training": {**svc.jobs.stats(), "available": bool(settings.broker) or torch_available()}, "cache": svc.cache.stats(),
             "pools": {"evaluation": svc.pool.stats(), "heavy": svc.heavy.stats()},

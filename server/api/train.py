@@ -16,7 +16,7 @@ from ..quotas import client_of
 from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainRequest
 from .deps import Services, services
 from ..settings import show_bytes
-from .evaluate import check_source, run_in_pool
+from .common import check_source, run_in_pool, torch_available
 
 router = APIRouter(tags=["train"])
 JOB_ID = JOB_ID_PATTERN
@@ -29,17 +29,6 @@ def _found(job: dict | None, job_id: str) -> dict:
     if job is None:
         raise ApiError(404, "not_found", f"no training job '{job_id}' (finished jobs are kept for a while)")
     return job
-
-
-def torch_available() -> bool:
-    """Whether PyTorch is installed, found without importing it: the server process never loads torch
-    (importing it here took 1.9 s of the first Train click and ~200 MB; the jobs import it)."""
-    import importlib.util
-
-    try:
-        return importlib.util.find_spec("torch") is not None
-    except (ImportError, ValueError):   # a broken or blocked installation counts as none
-        return False
 
 
 @router.post("/train", response_model=TrainJob, status_code=202, summary="Start a training job",

@@ -31,6 +31,8 @@ export const evaluate = (source, inputs, trace) => call("POST", "/evaluate", { s
 export const examples = () => call("GET", "/examples");
 export const health = () => call("GET", "/health");
 export const language = () => call("GET", "/language");
+export const languageReference = () => call("GET", "/language/reference");
+export const limits = () => call("GET", "/limits");
 export const example = (id) => call("GET", `/examples/${encodeURIComponent(id)}`);
 export const share = (state) => call("POST", "/share", { state });
 export const train = (request) => call("POST", "/train", request);

@@ -6,8 +6,9 @@
 import * as api from "./api.js";
 import { graphIndex, isSelector, traced } from "./docmodel.js";
 import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
-import { loadPlotly, plotlyConfig } from "./plotly.js";
+import { CHART, loadPlotly, plotlyConfig, TICKS } from "./plotly.js";
 import { followEdits, longestInput, vocabOf, vocabValue } from "./forms.js";
+import { boundCompileMaxLen, limitsNow, serverLimits } from "./limits.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
 
@@ -23,8 +24,10 @@ export function renderCompileForm(container, state) {
   // vocab and max_len follow the inputs on screen (unless edited for this program: forms.js)
   const vocab = el("input", { id: "compile-vocab", type: "text", spellcheck: "false" });
   vocab.value = vocabOf(state.inputs);
-  const maxLen = el("input", { id: "compile-max-len", type: "number", min: "1", max: "24" });
-  maxLen.value = String(Math.min(24, longestInput(state.inputs)));
+  const maxLen = el("input", { id: "compile-max-len", type: "number", min: "1" });
+  maxLen.value = String(longestInput(state.inputs));
+  if (limitsNow()) boundCompileMaxLen(limitsNow(), maxLen);
+  else serverLimits().then((limits) => boundCompileMaxLen(limits, maxLen)).catch(() => {});
   const form = el("form", { id: "compile-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
     el("label", { class: "field" }, el("span", {}, "output"), output),
     el("label", { class: "field" }, el("span", {}, "vocab"), vocab, el("small", {}, "characters, or a JSON list")),
@@ -200,10 +203,11 @@ export async function renderStudy(plot, note, beta) {
   await Plotly.react(plot, traces, {
     height: 280, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.3 },
     xaxis: { type: "log", title: { text: "β (inverse temperature)" }, dtick: 1, exponentformat: "power" },
-    yaxis: { title: { text: "agreement" }, range: [0, 1.02], tickformat: ".0%", dtick: 0.25 },
-    yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero", nticks: 4 },
+    yaxis: { title: { text: "agreement" }, range: [0, 1.02], ...TICKS.percent },
+    yaxis2: { overlaying: "y", side: "right", title: { text: "max error" }, showgrid: false, rangemode: "tozero",
+      ...TICKS.number },
     shapes,
-  }, plotlyConfig());
+  }, plotlyConfig(CHART));
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   const byN = (study.min_beta_by_n || []).map((x) => `n=${x.n}: ${x.min_beta === null ? "—" : x.min_beta.toFixed(2)}`).join(", ");
   const kinds = study.heads.map((h) => `L${h.layer} h${h.head} ${h.selector}: ${h.kind}`).join("; ");

@@ -73,3 +73,19 @@ export async function compileNow() {
     $("compile-start").disabled = false;
   }
 }
+
+// The Compile view in the view registry (views.js): its form follows the program and its inputs (forms.js),
+// a compiled model runs on the input shown now, and a link says whether the program was compiled.
+export const compileView = {
+  id: "compile",
+  label: "Compile",
+  show: () => renderCompileForm($("compile-form-box"), state),
+  render() {
+    renderCompileForm($("compile-form-box"), state);
+    if (compiled.id && !page.compileRequested) refreshCompiled();   // the compiled heads on the input shown now
+  },
+  share: {
+    save(out) { if (state.compiled) out.compiled = true; },
+    load(obj) { state.compiled = obj.compiled === true; },
+  },
+};

@@ -7,6 +7,7 @@
 
 import { graphIndex, isAttention, isSelector, traced } from "./docmodel.js";
 import { layoutDiagram } from "./layout.js";
+import { renderPresentRow } from "./presentrow.js";
 
 const NS = "http://www.w3.org/2000/svg";
 const PAD = 8, LINE = 15, THUMB = 34, LABEL_W = 64, MIN_W = 96, WRAP = 34;
@@ -27,6 +28,7 @@ function svg(tag, attrs = {}, parent = null) {
 
 // Names joined by ", " in lines of at most WRAP characters (a name longer than that gets its own line).
 function wrapNames(prefix, names) {
+  if (!names.length) return [];
   const lines = [];
   let current = prefix;
   for (const name of names) {
@@ -77,44 +79,54 @@ function thumbnail(group, matrix, x, y) {
   }
 }
 
-// The units (boxes) of the diagram with their text lines, and the edges between units.
-function model(doc) {
+// What a list of ops computes, in the student's words: the names they gave, then "part of X" for the
+// unnamed ones (an aggregate inside an expression) after the named s-op built on them (the analysis'
+// `part_of`), leaving out what is already named in the same box.
+function computedNames(ops) {
+  const named = [...new Set(ops.filter((n) => n.names && n.names.length).map((n) => n.names[0]))];
+  const parts = [...new Set(ops.filter((n) => !(n.names && n.names.length) && n.part_of).map((n) => n.part_of))]
+    .filter((name) => !named.includes(name));
+  return { named, parts };
+}
+
+// The input embeddings feed many boxes: an edge from them to a box three or more rows down would run down
+// the side of the whole drawing (Dyck-2's `tokens`), so such a box says "reads tokens" instead.
+const FAR = 3;
+
+// The units (boxes) of the diagram with their text lines, and the edges between units (also the presenter's
+// row of the stepped layer, presentrow.js).
+export function model(doc) {
   const a = doc.analysis;
   const { nodes } = graphIndex(doc);
-  const names = (ids) => ids.map((id) => nodes.get(id)).filter(Boolean).map((n) => n.name);
-  // an MLP box lists its named ops in full and counts the unnamed ones (their expressions on hover)
+  const opsOf = (ids) => ids.map((id) => nodes.get(id)).filter(Boolean);
+  // an MLP box lists the names it computes in full, then what its unnamed ops are parts of
   const mlpLines = (ids) => {
-    const ops = ids.map((id) => nodes.get(id)).filter(Boolean);
-    const named = ops.filter((n) => n.names && n.names.length).map((n) => n.names[0]);
-    const unnamed = ops.length - named.length;
-    const lines = wrapNames("", named);
-    if (unnamed) lines.push(`${named.length ? "+ " : ""}${unnamed} unnamed op${unnamed === 1 ? "" : "s"}`);
-    return lines.length ? lines : ["—"];
+    const { named, parts } = computedNames(opsOf(ids));
+    return [...wrapNames("", named), ...wrapNames(named.length ? "parts of " : "part of ", parts)];
   };
   const units = [
     { id: "in:tokens", row: 0, kind: "embed", lines: [{ text: "tokens" }], title: "the input tokens" },
     { id: "in:indices", row: 0, kind: "embed", lines: [{ text: "indices" }], title: "the positions" },
   ];
-  if (a.mlps[0] && a.mlps[0].length) {
-    const ops = names(a.mlps[0]);
-    units.push({ id: "mlp:0", row: 0, kind: "mlp", lines: [{ text: "MLP on the input alone", cls: "small" },
-      ...mlpLines(a.mlps[0]).map((text) => ({ text }))], title: `computed from the input alone: ${ops.join("; ")}` });
-  }
+  const mlp = (L, ids, heading, title) => {
+    if (!ids || !ids.length) return;   // a layer without elementwise ops draws no MLP box
+    const ops = opsOf(ids).map((n) => n.name);
+    units.push({ id: `mlp:${L}`, row: L, kind: "mlp", layer: L,
+      lines: [{ text: heading, cls: "small" }, ...mlpLines(ids).map((text) => ({ text }))], title: `${title}: ${ops.join("; ")}` });
+  };
+  mlp(0, a.mlps[0], "MLP on the input alone", "computed from the input alone");
   for (let L = 1; L <= a.layers; L++) {
     for (const head of a.heads[L - 1]) {
-      const ops = (head.ops || []).map((id) => nodes.get(id)).filter(Boolean);
-      const outputs = ops.filter((n) => n.names && n.names.length).map((n) => n.names[0]);
-      const unnamed = ops.length - outputs.length;
-      if (unnamed) outputs.push(`${unnamed} unnamed`);
+      const ops = opsOf(head.ops || []);
+      const { named, parts } = computedNames(ops);
+      const shown = head.display || head.name;   // "selector of x" says "→ part of x" already
+      const outputs = [...named, ...parts.map((p) => `part of ${p}`)].filter((o) => shown !== `selector of ${o.replace(/^part of /, "")}`);
       units.push({ id: `h:${L}:${head.slot}`, row: L, kind: "head", head, thumb: traced(doc, head.selector),
-        lines: [{ text: head.display || head.name, cls: "head-name" },
-          ...wrapNames(`head ${head.slot} → `, outputs).map((text) => ({ text, cls: "small" }))],
+        lines: [{ text: shown, cls: "head-name" },
+          ...wrapNames("→ ", outputs).map((text) => ({ text, cls: "small" }))],
         title: `layer ${L} head ${head.slot}: ${head.expression || head.label} → ${ops.map((n) => n.name).join("; ")}` });
     }
-    const ops = names(a.mlps[L] || []);
-    units.push({ id: `mlp:${L}`, row: L, kind: "mlp", layer: L,
-      lines: [{ text: "MLP", cls: "small" }, ...mlpLines(a.mlps[L] || []).map((text) => ({ text }))],
-      title: ops.length ? `MLP of layer ${L}: ${ops.join("; ")}` : `layer ${L} has no elementwise ops` });
+    mlp(L, a.mlps[L], "MLP", `MLP of layer ${L}`);
   }
   const byId = new Map(units.map((u) => [u.id, u]));
   const unit = unitOfNodes(doc);
@@ -125,8 +137,14 @@ function model(doc) {
     if (!u || !v || u === v || seen.has(`${u}>${v}`) || !byId.has(u) || !byId.has(v)) continue;
     if (byId.get(v).row < byId.get(u).row) continue;
     seen.add(`${u}>${v}`);
+    const to = byId.get(v);
+    if (u.startsWith("in:") && to.row >= FAR) {   // a far input: said in the box, not drawn
+      to.reads = [...(to.reads || []), u.slice(3)];
+      continue;
+    }
     edges.push({ from: u, to: v });
   }
+  for (const u of units) if (u.reads) u.lines.push({ text: `reads ${u.reads.join(", ")}`, cls: "small reads" });
   return { units, edges };
 }
 
@@ -271,13 +289,7 @@ function place(svgRoot, root, groups, units, layout, presentLayer, layers) {
   svgRoot.dataset.naturalWidth = String(width);
   svgRoot.dataset.naturalHeight = String(layout.height);
   svgRoot.setAttribute("viewBox", `0 0 ${width} ${layout.height}`);
-  if (presentLayer && presentLayer <= layers) {
-    // presenter mode: the stepped layer's band alone, scaled to the panel
-    const band = bands.find((b) => b.r === presentLayer);
-    svgRoot.setAttribute("viewBox", `0 ${band.y0} ${width} ${band.y1 - band.y0}`);
-    svgRoot.dataset.naturalHeight = String(band.y1 - band.y0);
-    svgRoot.dataset.presentLayer = String(presentLayer);
-  }
+  if (presentLayer && presentLayer <= layers) svgRoot.dataset.presentLayer = String(presentLayer);
 }
 
 // The drawing's size: the panel's width at most (scaled down, never clipped), times the zoom.
@@ -287,7 +299,10 @@ export function fitDiagram(container) {
   const natW = Number(root.dataset.naturalWidth), natH = Number(root.dataset.naturalHeight);
   if (!natW || !natH) return;
   const avail = Math.max(120, container.clientWidth - 2);
-  const w = Math.min(natW, avail) * zoom;   // the panel's width at most: scaled down, never up (zoom enlarges)
+  let w = Math.min(natW, avail) * zoom;   // the panel's width at most: scaled down, never up (zoom enlarges)
+  if (container.dataset.fitHeight === "1" && container.clientHeight > 40) {   // presenter mode: the whole drawing
+    w = Math.min(w, (container.clientHeight - 4) * natW / natH);
+  }
   root.setAttribute("width", String(Math.round(w)));
   root.setAttribute("height", String(Math.round(w * natH / natW)));
   container.dataset.zoom = String(zoom);
@@ -310,18 +325,32 @@ function zoomBar(container) {
   return bar;
 }
 
+// In a pane shorter than the drawing (the normal view keeps room for the heatmap), the selected head's box
+// scrolls into the pane's view (the pane alone scrolls, never the page).
+function selectedIntoView(container) {
+  const box = container.querySelector(".head-box.selected rect.frame");
+  if (!box || container.scrollHeight <= container.clientHeight + 1) return;
+  const r = box.getBoundingClientRect(), pane = container.getBoundingClientRect();
+  if (r.top >= pane.top && r.bottom <= pane.bottom) return;
+  // the nearest edge (as scrollIntoView's "nearest"): as much of the drawing above it stays in view
+  container.scrollTop += r.top < pane.top || r.height > pane.height - 16 ? r.top - pane.top - 8 : r.bottom - pane.bottom + 8;
+}
+
 let resizeObserved = new WeakSet();
 
-export function renderDiagram(container, totals, doc, { onSelectHead, selectedSelector, presentLayer }) {
+export function renderDiagram(container, totals, doc, options) {
+  const { onSelectHead, selectedSelector, presentLayer } = options;
   const seq = ++renderSeq;
   container.replaceChildren();
   delete container.dataset.layout;
-  if (!doc) return Promise.resolve();
+  if (!doc) { renderPresentRow(container, [], null, 0, {}, null); return Promise.resolve(); }
   const a = doc.analysis;
   const headCount = a.heads_per_layer.reduce((s, h) => s + h, 0);
   totals.textContent = `${a.layers} layer${a.layers === 1 ? "" : "s"} · heads per layer: ${a.heads_per_layer.join(", ") || "none"}` +
     ` · ${headCount} head${headCount === 1 ? "" : "s"}`;
   const { units, edges } = model(doc);
+  renderPresentRow(container, units, presentLayer, a.layers, { onSelectHead, selectedSelector },
+    options.rerender || (() => renderDiagram(container, totals, doc, options)));
   const root = svg("svg", { class: "diagram-svg", role: "img", "aria-label": `Layer by head diagram: ${totals.textContent}`,
     xmlns: NS });
   svg("style", {}, root).textContent = "text{font-family:system-ui,DejaVu Sans,sans-serif}";
@@ -338,6 +367,7 @@ export function renderDiagram(container, totals, doc, { onSelectHead, selectedSe
     place(root, content, groups, units, layout, presentLayer, a.layers);
     fitDiagram(container);
     container.dataset.layout = engine;
+    selectedIntoView(container);
   };
   if (cached) {
     draw(cached, "elk");

@@ -52,13 +52,28 @@ export function toCodeMirrorDiagnostics(doc, diagnostics) {
   });
 }
 
-async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) {
+// The name around `pos` in its line, as {from, to, word}, or null (the pointer is not on a name).
+function nameAt(doc, pos) {
+  const line = doc.lineAt(pos);
+  let start = pos, end = pos;
+  while (start > line.from && /\w/.test(line.text[start - line.from - 1])) start--;
+  while (end < line.to && /\w/.test(line.text[end - line.from])) end++;
+  return start < end ? { from: start, to: end, word: line.text.slice(start - line.from, end - line.from) } : null;
+}
+
+async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly, tooltipFor }) {
   // the vocabulary is asked for while the bundle loads; without it the editor still works, unhighlighted
   const [cm, words] = await Promise.all([import("../vendor/codemirror.bundle.js"),
     language().catch((e) => { console.warn("the language's vocabulary did not load", e); return NO_WORDS; })]);
   const { EditorView, EditorState, basicSetup, keymap, StreamLanguage, HighlightStyle, syntaxHighlighting, tags,
     lintGutter, setDiagnostics, indentWithTab, autocompletion, completeFromList, Decoration, StateEffect, StateField,
-    RangeSetBuilder } = cm;
+    RangeSetBuilder, hoverTooltip } = cm;
+  // the pointer resting on a built-in or library name shows its entry of the language reference (reference.js)
+  const reference = hoverTooltip(async (view, pos) => {
+    const at = nameAt(view.state.doc, pos);
+    const dom = at && tooltipFor ? await tooltipFor(at.word) : null;
+    return dom ? { pos: at.from, end: at.to, above: true, create: () => ({ dom }) } : null;
+  });
   // lines marked as a group (presenter mode: the stepped layer's definitions)
   const setMarked = StateEffect.define();
   const marked = StateField.define({
@@ -114,6 +129,7 @@ async function codeMirrorEditor(parent, { initial, onChange, onRun, readOnly }) 
         EditorView.contentAttributes.of({ "aria-label": "RASP program" }),
         EditorView.lineWrapping,
         marked,
+        reference,
         EditorView.updateListener.of((u) => { if (u.docChanged) onChange(u.state.doc.toString()); }),
       ],
     }),

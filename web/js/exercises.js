@@ -4,7 +4,7 @@
 // The checking happens on the server (POST /api/v1/exercises/{id}/check); the reference never comes here.
 
 import * as api from "./api.js";
-import { state } from "./state.js";
+import { addSharePart, state } from "./state.js";
 import { el, formatValue } from "./values.js";
 
 const $ = (id) => document.getElementById(id);
@@ -82,17 +82,36 @@ export function initExercises(context) {
   }, true);
 }
 
-// Load an exercise into the state (before the editor exists, or replacing its text).
-export async function enterExercise(id) {
+// A share link (Share, Short link) made inside an exercise carries it: `"exercise": ID` beside the attempt's
+// source and inputs (state.js's link format); opening the link enters the exercise with that attempt.
+addSharePart({ save(out) { if (state.exercise) out.exercise = state.exercise.id; } });
+
+export function sharedExerciseId(obj) {
+  return obj && typeof obj.exercise === "string" && /^[a-z0-9_]{1,64}$/.test(obj.exercise) ? obj.exercise : null;
+}
+
+// Load an exercise into the state (before the editor exists, or replacing its text). `attempt`: a shared
+// attempt ({source}, from a link whose inputs and selection are in the state already), which replaces
+// this browser's draft of the exercise (a toast offers the draft back).
+export async function enterExercise(id, attempt = null) {
   const ex = await api.exercise(id);
   const drafts = progress().drafts;
   state.exercise = ex;
   state.check = null;
-  state.source = !ctx.embedMode && drafts[id] !== undefined ? drafts[id] : ex.starter;
-  const example = ex.example !== null && ex.example !== undefined ? ex.example : "";
-  state.inputs = [typeof example === "string" ? example : JSON.stringify(example)];
-  state.current = 0;
-  state.selection = null;
+  const draft = !ctx.embedMode && drafts[id] !== undefined ? drafts[id] : null;
+  if (attempt) {
+    state.source = attempt.source;
+    if (draft !== null && draft !== attempt.source && !ctx.embedMode) {
+      ctx.toast(`This link holds an attempt at “${ex.title}”; it replaces your own draft of it.`, null, { label: "My draft",
+        run: () => { state.source = draft; ctx.editor().setValue(draft); ctx.runNow(); } });
+    }
+  } else {
+    state.source = draft !== null ? draft : ex.starter;
+    const example = ex.example !== null && ex.example !== undefined ? ex.example : "";
+    state.inputs = [typeof example === "string" ? example : JSON.stringify(example)];
+    state.current = 0;
+    state.selection = null;
+  }
   renderPanel();
   if (ctx.editor()) {
     ctx.editor().setValue(state.source);
@@ -250,9 +269,10 @@ export async function checkNow() {
 
 function renderResult(r) {
   const box = $("exercise-result");
-  const words = { pass: "Solved", wrong: "Not yet", over_budget: "Right, but over budget", error: "Cannot check" };
+  const words = { pass: "Solved", wrong: "Not yet", over_budget: "Almost", error: "Cannot check" };
   const parts = [el("p", { class: `verdict ${r.status}`, "data-status": r.status },
     el("strong", {}, `${words[r.status]}: `), r.message)];
+  if (r.verdict) parts.push(el("p", { class: "proof", "data-outcome": r.verdict.outcome }, proofSentence(r.verdict)));
   const c = r.counterexample;
   if (c) {
     const table = el("table", { class: "counterexample", "aria-label": "Counterexample" },
@@ -269,6 +289,24 @@ function renderResult(r) {
     }
   }
   box.replaceChildren(...parts);
+}
+
+// How the check decided, in one sentence (docs/exercises.md, "Proven verdicts").
+function proofSentence(v) {
+  if (v.internal_error) return `Internal error, please report it: ${v.internal_error}. The sampled verdict stands.`;
+  if (v.outcome === "proved") {
+    return v.scope === "every_length"
+      ? `Proved: your program equals the reference on every input of every length (${v.fragment}).`
+      : `Proved: your program equals the reference on every input up to length ${v.length} (${v.fragment}).`;
+  }
+  if (v.outcome === "different" && v.method === "proof") {
+    return `Proved different: your program and the reference differ on the input of length ${v.length} shown below.`;
+  }
+  if (v.outcome === "different") return "Found by sampling: the input below tells your program from the reference.";
+  if (v.outcome === "not_proved") {
+    return `Not proved: identical to the reference on every input up to length ${v.length}, but no proof was found (${v.reason}).`;
+  }
+  return `Sampled, not proved: ${v.reason}.`;
 }
 
 // The values table, on the counterexample: an "expected" row under the wrong s-ops, wrong cells marked.

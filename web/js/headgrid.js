@@ -5,10 +5,11 @@
 // values for other inputs); nothing is computed here.
 
 import * as api from "./api.js";
-import { graphIndex, resolve, selectorOf, traced } from "./docmodel.js";
+import { graphIndex, traced } from "./docmodel.js";
+import { drawMatrix as drawHeatmapSvg } from "./heatmapsvg.js";
 import { readsOf } from "./provenance.js";
 import { parseInputText, state } from "./state.js";
-import { el } from "./values.js";
+import { el, formatValue } from "./values.js";
 
 const $ = (id) => document.getElementById(id);
 const SIZE = 88;              // px of a grid thumbnail
@@ -24,14 +25,16 @@ function panel() {
       el("div", { class: "panel-title" }, el("h2", {}, "All heads"),
         el("span", { class: "hint" }, "every head's attention on the shown input; click one to open it")),
       el("div", { id: "head-grid", class: "head-grid", role: "list" }),
+      el("p", { id: "head-grid-cross", class: "note cross-readout", "aria-live": "polite" }),
       el("div", { id: "head-compare", class: "head-compare" }));
     $("view-program").append(box);
   }
   return box;
 }
 
-// Draws a 0/1 matrix on a canvas of `px` x `px` (device pixels scaled), marking provenance reads.
-function drawMatrix(canvas, matrix, px, reads = null) {
+// Draws a 0/1 matrix on a canvas of `px` x `px` (device pixels scaled), marking provenance reads and the
+// row and column under the pointer in any head (`cross`: {q, k}).
+function drawMatrix(canvas, matrix, px, reads = null, cross = null) {
   const n = matrix.length, m = n ? matrix[0].length : 0;
   const ratio = window.devicePixelRatio || 1;
   const cell = px / Math.max(n, m, 1);
@@ -55,6 +58,50 @@ function drawMatrix(canvas, matrix, px, reads = null) {
     ctx.fillStyle = READ;
     for (const k of r.keys) ctx.fillRect(k * cell, r.query * cell, cell - gap, cell - gap);
   }
+  if (cross) {
+    ctx.fillStyle = "rgba(230, 159, 0, .5)";
+    if (cross.q < n) ctx.fillRect(0, cross.q * cell, m * cell, cell);
+    if (cross.k < m) ctx.fillRect(cross.k * cell, 0, cell, n * cell);
+    ctx.strokeStyle = "#1b1f24";
+    ctx.lineWidth = 1;
+    if (cross.q < n) ctx.strokeRect(0.5, cross.q * cell + 0.5, m * cell - 1, cell - 1);
+    if (cross.k < m) ctx.strokeRect(cross.k * cell + 0.5, 0.5, cell - 1, n * cell - 1);
+  }
+}
+
+// Hovering a cell of one head marks its query row and key column in every head, and names both tokens.
+let cross = null;
+
+function redrawTiles() {
+  if (!state.doc) return;
+  for (const tile of document.querySelectorAll("#head-grid .head-tile")) {
+    const matrix = traced(state.doc, Number(tile.dataset.selector));
+    const canvas = tile.querySelector("canvas");
+    if (matrix && canvas) drawMatrix(canvas, matrix, SIZE, readsOf(Number(tile.dataset.selector)), cross);
+  }
+}
+
+function setCross(next) {
+  const same = (cross && next && cross.q === next.q && cross.k === next.k) || (!cross && !next);
+  if (same) return;
+  cross = next;
+  const grid = $("head-grid");
+  if (grid) grid.dataset.cross = next ? `${next.q},${next.k}` : "";
+  const tokens = state.doc ? state.doc.inputs[state.doc.trace ? state.doc.trace.input : state.current] || [] : [];
+  const readout = $("head-grid-cross");
+  if (readout) {
+    readout.textContent = next ? `query ${next.q} (${formatValue(tokens[next.q])}) and key ${next.k} ` +
+      `(${formatValue(tokens[next.k])}), marked in every head` : "";
+  }
+  redrawTiles();
+}
+
+function crossAt(canvas, matrix, e) {
+  const r = canvas.getBoundingClientRect();
+  const n = matrix.length, m = n ? matrix[0].length : 0;
+  const cell = r.width / Math.max(m, 1);
+  const q = Math.floor((e.clientY - r.top) / cell), k = Math.floor((e.clientX - r.left) / cell);
+  return q >= 0 && q < n && k >= 0 && k < m ? { q, k } : null;
 }
 
 export function renderHeadGrid(doc, { openSelector, selectedSelector }) {
@@ -62,6 +109,9 @@ export function renderHeadGrid(doc, { openSelector, selectedSelector }) {
   const box = panel();
   const grid = $("head-grid");
   grid.replaceChildren();
+  cross = null;
+  grid.dataset.cross = "";
+  $("head-grid-cross").textContent = "";
   if (!doc) { box.hidden = true; return; }
   const heads = doc.analysis.heads.flat();
   box.hidden = !heads.length;
@@ -76,21 +126,18 @@ export function renderHeadGrid(doc, { openSelector, selectedSelector }) {
       onclick: () => hooks.openSelector(head.selector) },
     canvas, el("span", { class: "tile-where" }, `L${head.layer} h${head.slot} `), el("span", { class: "tile-name" }, head.display || head.name));
     grid.append(el("div", { role: "listitem", class: "head-tile-item" }, button));
-    if (matrix && matrix.length) drawMatrix(canvas, matrix, SIZE, readsOf(head.selector));
+    if (matrix && matrix.length) {
+      drawMatrix(canvas, matrix, SIZE, readsOf(head.selector), cross);
+      canvas.addEventListener("pointermove", (e) => setCross(crossAt(canvas, matrix, e)));
+      canvas.addEventListener("pointerleave", () => setCross(null));
+    }
     else canvas.replaceWith(el("span", { class: "tile-empty" }, "no pattern on this input"));
   }
   renderCompare(doc, selectedSelector);
 }
 
 // Re-marks the provenance on the grid (after a step) without rebuilding the rest.
-function remark() {
-  if (!state.doc) return;
-  for (const tile of document.querySelectorAll("#head-grid .head-tile")) {
-    const matrix = traced(state.doc, Number(tile.dataset.selector));
-    const canvas = tile.querySelector("canvas");
-    if (matrix && canvas) drawMatrix(canvas, matrix, SIZE, readsOf(Number(tile.dataset.selector)));
-  }
-}
+const remark = redrawTiles;
 document.addEventListener("provenance-changed", remark);
 
 // The selector's matrix on input `i`: the named selector's values, the trace of the shown input, or a
@@ -103,6 +150,34 @@ async function matrixOn(doc, selectorId, i) {
   const inputs = state.inputs.map((t) => parseInputText(t).value);
   const other = await api.evaluate(state.source, inputs, i);
   return traced(other, selectorId);
+}
+
+// Which cells differ between two matrices (over the positions both inputs have).
+export function differingCells(a, b) {
+  const out = [];
+  const n = Math.min(a.length, b.length);
+  for (let q = 0; q < n; q++) {
+    const m = Math.min(a[q].length, b[q].length);
+    for (let k = 0; k < m; k++) if (Boolean(a[q][k]) !== Boolean(b[q][k])) out.push([q, k]);
+  }
+  return out;
+}
+
+const LEFT = 64, BOTTOM = 60, SIDE = 40, TOP = 8;
+
+// One side of the comparison: the selector on input `i`, drawn as the main heatmap is (labels, hover, widths).
+function drawSide(figure, matrix, tokens, label, i, width) {
+  const n = matrix.length, m = tokens.length;
+  const size = Math.max(6, Math.min(30, Math.floor((width - LEFT - SIDE - 14) / Math.max(m, 1))));
+  const widths = matrix.map((row) => row.reduce((a, v) => a + Number(Boolean(v)), 0));
+  const plot = el("div", { class: "compare-plot" });
+  figure.append(plot, el("figcaption", {}, `input ${i + 1}: ${tokens.map(formatValue).join(" ")}`));
+  const name = (role, j) => `${role} ${j} (${formatValue(tokens[j])})`;
+  return drawHeatmapSvg(plot, { matrix, keys: tokens.map((t, k) => `k${k} ${formatValue(t)}`),
+    queries: tokens.slice(0, n).map((t, q) => `q${q} ${formatValue(t)}`), widths, size, left: LEFT, top: TOP,
+    bottom: BOTTOM, side: SIDE, font: size < 12 ? 9 : 11, labelEvery: 12, colours: { selected: BLUE, empty: EMPTY },
+    title: `${label} on input ${i + 1}`, hover: (q, k) => [`${name("query", q)} ← ${name("key", k)}`, matrix[q][k] ? "selected" : "not selected"],
+    widthHover: (q) => `query ${q}: selects ${widths[q]} key${widths[q] === 1 ? "" : "s"}` });
 }
 
 function renderCompare(doc, selectedSelector) {
@@ -129,20 +204,31 @@ function renderCompare(doc, selectedSelector) {
     return select;
   });
   const figures = ["a", "b"].map(() => el("figure", { class: "compare-figure" }));
+  const differ = el("p", { class: "note compare-differ", "aria-live": "polite" });
   box.append(el("p", { class: "compare-title" }, `${label} on two inputs: `, pickers[0], " vs ", pickers[1]),
-    el("div", { class: "compare-row" }, ...figures));
+    el("div", { class: "compare-row" }, ...figures), differ);
   const mine = ++compareSeq;
-  ["a", "b"].forEach(async (side, j) => {
-    const i = compare[side];
-    try {
-      const matrix = await matrixOn(doc, selectedSelector, i);
-      if (mine !== compareSeq) return;
-      const canvas = el("canvas", { role: "img", "aria-label": `${label} on input ${i + 1}` });
-      figures[j].append(canvas, el("figcaption", {}, `input ${i + 1}: ${doc.inputs[i].join("")}`));
-      if (matrix && matrix.length) drawMatrix(canvas, matrix, Math.min(220, 14 * matrix.length));
+  const width = Math.max(200, Math.floor((box.clientWidth || 600) / 2) - 12);
+  Promise.all(["a", "b"].map((side) => matrixOn(doc, selectedSelector, compare[side]))).then((matrices) => {
+    if (mine !== compareSeq) return;
+    const drawn = matrices.map((matrix, j) => {
+      const i = compare[j ? "b" : "a"];
+      if (!matrix || !matrix.length) {
+        figures[j].append(el("figcaption", {}, `input ${i + 1}: no pattern on this input`));
+        return null;
+      }
+      const heatmap = drawSide(figures[j], matrix, doc.inputs[i], label, i, width);
       figures[j].dataset.drawn = "1";
-    } catch (e) {
-      figures[j].append(el("figcaption", {}, e.message));
+      return heatmap;
+    });
+    if (drawn[0] && drawn[1]) {   // a mark on every cell that differs, on both sides
+      const cells = differingCells(matrices[0], matrices[1]);
+      const marks = cells.map(([q, k]) => ({ q0: q, q1: q, k0: k, k1: k, stroke: "#D55E00", width: 2.5 }));
+      drawn.forEach((h) => h.mark(marks));
+      const sameLength = matrices[0].length === matrices[1].length;
+      differ.textContent = cells.length ? `${cells.length} cell${cells.length === 1 ? "" : "s"} differ (outlined)` +
+        `${sameLength ? "" : " over the positions both inputs have"}` : `no cell differs${sameLength ? "" : " over the positions both inputs have"}`;
+      box.dataset.differ = String(cells.length);
     }
-  });
+  }, (e) => { if (mine === compareSeq) figures[0].append(el("figcaption", {}, e.message)); });
 }

@@ -16,6 +16,7 @@ const LABEL_ROOM = 76;     // px left of and below the matrix for the position/t
 const TOP_ROOM = 30;       // px above the matrix (plotly's mode bar sits there in the Compile and Train views)
 const SIDE = 46;           // px of the width column
 const MIN_CELL = 2, MAX_CELL = 30, READABLE = 18;
+const FIT_MAX = 48;        // the Program view's fitted cells grow with the panel up to this (readable, not huge)
 
 function cellSize(n) {
   return Math.max(6, Math.min(MAX_CELL, Math.floor(560 / Math.max(n, 1))));
@@ -316,7 +317,7 @@ export function showSelector(doc, nodeId, parts) {
   // presenter mode: cells as large as the panel allows, labels in the room's type size
   const side = room.font ? Math.max(SIDE, Math.round(room.font * 2.4)) : SIDE;
   const labelRoom = labelRoomFor(room.font);
-  const fitted = fitCell(n, m, room, side, room.tight ? 400 : MAX_CELL, labelRoom);
+  const fitted = fitCell(n, m, room, side, room.tight ? 400 : FIT_MAX, labelRoom);
   const size = heatmapView.zoom ? Math.max(READABLE, fitted) : fitted;
   plot.dataset.mode = heatmapView.zoom ? "zoom" : "fit";
   plot.dataset.cell = String(size);
@@ -336,7 +337,7 @@ export function showSelector(doc, nodeId, parts) {
   };
   const drawn = drawMatrix(plot, { matrix, keys: tickLabels(tokens, "k", 0, String), queries: tickLabels(tokens.slice(0, n), "q", 0, String),
     widths, size, left: labelRoom, top: TOP_ROOM, bottom: labelRoom, side,
-    font: room.font || (size < 12 ? 9 : size >= 40 ? 15 : 11), labelEvery: room.font || 12, colours: { selected: SELECTED, empty: EMPTY },
+    font: room.font || (size < 12 ? 9 : size >= 40 ? 15 : size >= 28 ? 13 : 11), labelEvery: room.font || 12, colours: { selected: SELECTED, empty: EMPTY },
     title: displayName(doc, selId), hover,
     widthHover: (q) => `query ${q}: selects ${widths[q]} key${widths[q] === 1 ? "" : "s"}`, onLock: lock });
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);

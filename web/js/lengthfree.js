@@ -5,7 +5,7 @@
 
 import * as api from "./api.js";
 import { vocabValue } from "./forms.js";
-import { loadPlotly, plotlyConfig } from "./plotly.js";
+import { CHART, loadPlotly, plotlyConfig, TICKS } from "./plotly.js";
 
 let getState = null;
 let seq = 0;
@@ -81,8 +81,8 @@ async function drawStudy(plot, study) {
     line(study.fixed, `softmax, fixed β = ${study.fixed_beta}`, "#D55E00", "dash"),
   ], {
     height: 260, margin: { l: 50, r: 20, t: 10, b: 40 }, legend: { orientation: "h", y: -0.3 },
-    xaxis: { type: "log", title: { text: "input length n" } },
-    yaxis: { title: { text: "inputs fully right" }, range: [-0.02, 1.02] },
-  }, plotlyConfig());
+    xaxis: { type: "log", title: { text: "input length n" }, tickformat: "d" },
+    yaxis: { title: { text: "inputs fully right" }, range: [-0.02, 1.02], ...TICKS.percent },
+  }, plotlyConfig(CHART));
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
 }

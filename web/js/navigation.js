@@ -3,7 +3,7 @@
 
 import * as api from "./api.js";
 import { resetCompiled } from "./compileview.js";
-import { enterExercise, exerciseIdFromHash, leaveExercise } from "./exercises.js";
+import { enterExercise, exerciseIdFromHash, leaveExercise, sharedExerciseId } from "./exercises.js";
 import { forgetEdits } from "./forms.js";
 import { $, notice, page, toast } from "./page.js";
 import { runNow } from "./run.js";
@@ -11,14 +11,32 @@ import { applyShared, cancelAddressWrite, loadDraft, LinkError, lockAddress, pus
   shareable, state } from "./state.js";
 import { showView } from "./views.js";
 
+// A link made inside an exercise: enter the exercise with the link's attempt (applyShared has put its
+// source and inputs in the state). False when this server has no such exercise (the page says so, and
+// the attempt shows as a free program).
+async function enterSharedAttempt(obj) {
+  const id = sharedExerciseId(obj);
+  if (!id) return false;
+  try {
+    await enterExercise(id, { source: obj.source });
+    return true;
+  } catch (e) {
+    notice(`This link holds an attempt at the exercise '${id}', which this server cannot open (${e.message}); ` +
+      "it shows as a free program.");
+    return false;
+  }
+}
+
 // Put a state (from a link, the draft, an undo or Back) on screen.
 async function openState(obj) {
   forgetEdits();
   applyShared(obj);
-  page.editor.setValue(state.source);
   page.compileRequested = state.compiled;
   resetCompiled();
-  await runNow();
+  if (!(await enterSharedAttempt(obj))) {   // entering an exercise runs its attempt
+    page.editor.setValue(state.source);
+    await runNow();
+  }
   showView(state.view);
 }
 
@@ -80,7 +98,7 @@ export async function initialState() {
   let problem = null;
   try {
     const shared = await readHash();
-    if (shared) { applyShared(shared); return; }
+    if (shared) { applyShared(shared); await enterSharedAttempt(shared); return; }
   } catch (e) {
     problem = e instanceof LinkError ? e.message : `this link could not be opened (${e.message})`;
     lockAddress(true);

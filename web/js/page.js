@@ -24,11 +24,12 @@ document.addEventListener("pointerdown", (e) => { if (!$("toast").contains(e.tar
 
 export function setStatus(text) { $("status").textContent = text; }
 
-// action: {label, run} adds a button (e.g. "Undo") that runs it and closes the toast.
-export function toast(message, link = null, action = null) {
+// action: {label, run} adds a button (e.g. "Undo") that runs it and closes the toast; after: text after the link.
+export function toast(message, link = null, action = null, after = "") {
   const box = $("toast");
   box.replaceChildren(document.createTextNode(message));
   if (link) box.append(" ", el("a", { href: link, target: "_blank", rel: "noopener" }, link));
+  if (after) box.append(el("span", { class: "toast-after" }, after));
   if (action) {
     box.append(" ", el("button", { type: "button", class: "small", "data-action": action.label.toLowerCase(),
       onclick: () => { box.hidden = true; action.run(); } }, action.label));

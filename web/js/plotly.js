@@ -24,6 +24,13 @@ export const plotlyReady = () => Boolean(window.Plotly);
 
 // Every plotly chart's config: no link, button or upload to Plotly's cloud (Chart Studio), no logo link.
 // (Options of older plotly.js versions are set too, so the config holds whatever plotly the server has.)
+// The line charts (training curves, the soft-attention and length studies) pass CHART: no toolbar over the
+// plot (it covered the 100% line), and tick labels in a readable format: a second y axis gets ticks of its own
+// ("auto"; plotly's default for an overlaying axis, "sync", put them at 0.212, 0.424, ... to match the first's).
+export const CHART = { displayModeBar: false };
+export const TICKS = { percent: { tickformat: ".0%", dtick: 0.25 },
+  number: { tickmode: "auto", tickformat: ".3~r", nticks: 4 } };
+
 export function plotlyConfig(extra = {}) {
   return { displaylogo: false, showLink: false, linkText: "", showSendToCloud: false, showEditInChartStudio: false,
     sendData: false, plotlyServerURL: "", ...extra };

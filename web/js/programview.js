@@ -3,15 +3,12 @@
 
 import { renderDiagram } from "./diagram.js";
 import { defaultSelection, graphIndex, isAttention, isSelector, resolve, selectorOf } from "./docmodel.js";
-import { refreshCompiled } from "./compileview.js";
-import { compiled, renderCompileForm } from "./compile.js";
 import { decorateValues } from "./exercises.js";
 import { heatmapView, showSelector } from "./heatmap.js";
 import { renderHeadGrid } from "./headgrid.js";
 import { $, embedMode, page } from "./page.js";
 import { applyProvenance } from "./provenance.js";
 import { lockAddress, parseInputText, saveHashSoon, state } from "./state.js";
-import { renderTrainForm } from "./train.js";
 import { el, renderValues } from "./values.js";
 
 export function showProblems(diagnostics) {
@@ -50,7 +47,11 @@ function heatmapBox() {
   const scroller = $("heatmap-scroll");
   const width = scroller.clientWidth || 500;
   const presenting = document.body.classList.contains("presenting");
-  const height = presenting ? scroller.clientHeight : Math.max(260, Math.min(width, window.innerHeight * 0.7));
+  // two columns: down to the window's bottom edge (the heatmap shows without scrolling), else 70% of it
+  const column = scroller.closest(".right");
+  const top = scroller.getBoundingClientRect().top + (column ? column.scrollTop : 0);
+  const onScreen = window.innerWidth > 980 ? window.innerHeight - top - 16 : window.innerHeight * 0.7;
+  const height = presenting ? scroller.clientHeight : Math.max(200, Math.min(width, onScreen));
   // presenter mode: labels readable from the back of a room (24 px at 1920 wide, scaled below)
   const font = presenting ? Math.round(Math.max(16, Math.min(24, window.innerWidth / 80))) : null;
   return { width, height: Math.max(height, 160), tight: presenting, font };
@@ -105,16 +106,22 @@ export function renderAll() {
   decorateValues($("values"));
   const laidOut = renderDiagram($("diagram"), $("diagram-totals"), doc, {
     onSelectHead: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId, presentLayer: page.presentLayer,
+    rerender: () => renderAll(),   // presenter mode's "Whole diagram" changes the heatmap's room too
   });
   renderChips(selectorId);
   renderHeatmap();
   renderHeadGrid(doc, { openSelector: (selId) => select(`#${selId}`, selId), selectedSelector: selectorId });
   applyProvenance();
-  renderTrainForm($("train-form-box"), state);      // the forms follow the program and its inputs (forms.js)
-  renderCompileForm($("compile-form-box"), state);
-  if (compiled.id && !page.compileRequested) refreshCompiled();   // the compiled heads on the input shown now
-  // the diagram's layout (elkjs) arrives after the render: label it for assistive technology then
-  return Promise.resolve(laidOut).then(() => labelDiagram($("diagram")));
+  // the diagram's layout (elkjs) arrives after the render: label it for assistive technology then, and fit
+  // the heatmap again when the laid-out diagram moved it (the heatmap takes the room left below it)
+  const top = $("heatmap-scroll").getBoundingClientRect().top;
+  return Promise.resolve(laidOut).then(() => {
+    labelDiagram($("diagram"));
+    if (state.doc === doc && Math.abs($("heatmap-scroll").getBoundingClientRect().top - top) > 8) {
+      renderHeatmap();
+      applyProvenance();
+    }
+  });
 }
 
 // The diagram for assistive technology: a group (its head boxes are buttons, so not one image); a head
@@ -193,3 +200,27 @@ export function renderInputs() {
     if (field) { field.focus(); field.setSelectionRange(field.value.length, field.value.length); }
   }
 }
+
+// Nothing valid to show for these inputs (an input over a limit, a server error): clear the views.
+function clearProgram(message) {
+  $("values").replaceChildren(el("p", { class: "empty error" }, message));
+  $("diagram").replaceChildren();
+  $("diagram-totals").textContent = "";
+  $("selector-chips").replaceChildren();
+  $("heatmap-plot").hidden = true;
+  $("heatmap-below").replaceChildren();
+  $("heatmap-note").textContent = message;
+  $("heatmap-title").textContent = "Selector";
+}
+
+// The Program view in the view registry (views.js): its part of a link is the selection (the heatmap's).
+export const programView = {
+  id: "program",
+  label: "Program",
+  render: renderAll,
+  clear: clearProgram,
+  share: {
+    save(out) { if (state.selection) out.selection = state.selection; },
+    load(obj) { state.selection = typeof obj.selection === "string" ? obj.selection : null; },
+  },
+};

@@ -106,13 +106,15 @@ function highlightValues(v) {
 
 function highlightDiagram(v) {
   const root = $("diagram").querySelector("svg");
-  if (!root) return;
   const units = new Set();
   if (v) {
     for (const h of v.heads) units.add(`h:${h.layer}:${h.head}`);
     for (const L of v.mlps) units.add(`mlp:${L}`);
     for (const name of ["tokens", "indices"]) if (v.cells.has(name)) units.add(`in:${name}`);
   }
+  // presenter mode's cards of the stepped layer (presentrow.js)
+  for (const c of document.querySelectorAll("#present-row .present-card[data-unit]")) c.classList.toggle("on-path", units.has(c.dataset.unit));
+  if (!root) return;
   root.classList.toggle("provenance", Boolean(v));
   for (const g of root.querySelectorAll("g[data-unit]")) g.classList.toggle("on-path", units.has(g.dataset.unit));
   for (const p of root.querySelectorAll("path.edge")) p.classList.toggle("on-path", units.has(p.dataset.from) && units.has(p.dataset.to));

@@ -6,9 +6,9 @@ import { showDialect } from "./dialect.js";
 import { afterRun } from "./exercises.js";
 import { compileNow } from "./compileview.js";
 import { $, embedMode, page, setStatus, toast } from "./page.js";
-import { renderAll, renderInputs, showProblems } from "./programview.js";
+import { renderInputs, showProblems } from "./programview.js";
 import { lockAddress, parseInputText, saveHashSoon, state } from "./state.js";
-import { el } from "./values.js";
+import { clearViews, renderViews } from "./views.js";
 
 let runSeq = 0;
 let runTimer = null;
@@ -46,17 +46,43 @@ function setStale(diagnostics) {
 }
 
 // Nothing valid to show for these inputs (an input over a limit, a server error): clear the views.
-function clearViews(message) {
+function clearAll(message) {
   state.doc = null;
   setStale(null);
-  $("values").replaceChildren(el("p", { class: "empty error" }, message));
-  $("diagram").replaceChildren();
-  $("diagram-totals").textContent = "";
-  $("selector-chips").replaceChildren();
-  $("heatmap-plot").hidden = true;
-  $("heatmap-below").replaceChildren();
-  $("heatmap-note").textContent = message;
-  $("heatmap-title").textContent = "Selector";
+  clearViews(message);
+}
+
+// A server that stops answering (no connection, or a proxy saying it is gone) does not empty the views: the
+// last results stay, marked stale, the page says "reconnecting" and runs again after 1, 2, 4, ... (at most
+// 10) seconds until the server answers. <body data-connection="lost"> while it does not.
+let retries = 0;
+let retryTimer = null;
+
+function lostServer(e) {
+  return e.status === 0 || e.status === 502 || e.status === 504;
+}
+
+function reconnect() {
+  const delay = Math.min(1000 * 2 ** retries, 10000);
+  retries += 1;
+  document.body.dataset.connection = "lost";
+  const banner = $("stale-banner");
+  banner.hidden = false;
+  banner.textContent = state.doc
+    ? `The server does not answer: showing the last results; reconnecting (try ${retries})…`
+    : `The server does not answer; reconnecting (try ${retries})…`;
+  document.body.classList.toggle("stale", Boolean(state.doc));
+  setStatus("reconnecting…");
+  clearTimeout(retryTimer);
+  retryTimer = setTimeout(runNow, delay);
+}
+
+function reconnected() {
+  if (document.body.dataset.connection !== "lost") return;
+  retries = 0;
+  clearTimeout(retryTimer);
+  document.body.dataset.connection = "ok";
+  toast("The server answers again.");
 }
 
 export async function runNow() {
@@ -70,6 +96,7 @@ export async function runNow() {
   try {
     const doc = await api.evaluate(state.source, inputs, state.current);
     if (seq !== runSeq) return;
+    reconnected();
     const ms = performance.now() - started;
     page.timings.push(ms);
     const errors = doc.diagnostics.filter((d) => d.severity === "error").length;
@@ -83,7 +110,7 @@ export async function runNow() {
     } else {
       state.doc = doc;
       setStale(null);
-      await renderAll();
+      await renderViews();
       afterRun();
       setStatus(`${doc.analysis.layers} layer${doc.analysis.layers === 1 ? "" : "s"} · ` +
         `${errors ? `${errors} problem${errors === 1 ? "" : "s"} · ` : ""}${ms.toFixed(0)} ms`);
@@ -91,9 +118,13 @@ export async function runNow() {
     }
   } catch (e) {
     if (seq !== runSeq) return;
+    if (lostServer(e)) {
+      reconnect();
+      return;
+    }
     setStatus(e.message);
     showProblems([{ severity: "error", message: e.message }]);
-    clearViews(e.message);
+    clearAll(e.message);
     renderInputs();
   } finally {
     if (seq === runSeq) document.body.dataset.runs = String(Number(document.body.dataset.runs || 0) + 1);

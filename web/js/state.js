@@ -1,7 +1,8 @@
 // The playground state and the URL hash that holds it.
-// Link format (DESIGN section 8): `#v1=` + base64url (no padding) of raw-deflate of UTF-8 JSON
-// {"source", "inputs", "view", "selection", "current", "compiled"}; only source is required, unknown keys
-// are ignored. The same object is kept in localStorage as the draft, so a reload never loses work.
+// Link format (docs/api.md, "Links"): `#v1=` + base64url (no padding) of raw-deflate of UTF-8 JSON
+// {"source", "inputs", "view", "selection", "current", "compiled", "exercise"}; only source is required,
+// unknown keys are ignored; `exercise` (an exercise id) opens the program as an attempt at that exercise.
+// The same object is kept in localStorage as the draft, so a reload never loses work.
 
 export const state = {
   source: "",
@@ -54,12 +55,17 @@ export async function decodeState(text) {
   return obj;
 }
 
+// The parts of a link that belong to a view ({save(out), load(obj)}: the Program view's `selection`, the
+// Compile view's `compiled`), handed in by the view registry (views.js); and the exercise's `exercise`
+// (exercises.js: save only, since entering an exercise asks the server, navigation.js does it).
+const shareParts = [];
+export function addSharePart(part) { shareParts.push(part); }
+
 // The shareable part of the state, with inputs as the link format wants them (strings or lists).
 export function shareable() {
   const out = { source: state.source, inputs: state.inputs.map(parseInputText).map((x) => x.value), view: state.view };
-  if (state.selection) out.selection = state.selection;
   if (state.current) out.current = state.current;
-  if (state.compiled) out.compiled = true;
+  for (const part of shareParts) part.save(out);
   return out;
 }
 
@@ -69,10 +75,9 @@ export function applyShared(obj) {
     state.inputs = obj.inputs.map((x) => (typeof x === "string" ? x : JSON.stringify(x)));
   }
   if (typeof obj.view === "string") state.view = obj.view;
-  state.selection = typeof obj.selection === "string" ? obj.selection : null;
   const current = Number.isInteger(obj.current) ? obj.current : 0;
   state.current = Math.max(0, Math.min(current, state.inputs.length - 1));
-  state.compiled = obj.compiled === true;
+  for (const part of shareParts) if (part.load) part.load(obj);
 }
 
 export async function linkFor(obj, path = "/") {

@@ -4,10 +4,12 @@
 
 import * as api from "./api.js";
 import { drawHeatmap, hoverLines, selectionDetails } from "./heatmap.js";
-import { loadPlotly, plotlyConfig } from "./plotly.js";
+import { CHART, loadPlotly, plotlyConfig, TICKS } from "./plotly.js";
 import { followEdits, markEdited, vocabOf, vocabValue } from "./forms.js";
+import { boundTrainInputs, limitsNow, serverLimits } from "./limits.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
+import { lengthFields, readLengthFields } from "./lengths.js";
 
 const COLORS = ["#0072B2", "#D55E00"];
 
@@ -15,6 +17,10 @@ const COLORS = ["#0072B2", "#D55E00"];
 // (bench/train_click.py measures them): stop at the target, or give up after the time budget.
 export const TRAIN_DEFAULTS = { max_len: 16, d_model: 32, batch_size: 32, steps: 3000, time_budget: 45, stop_at: 99,
   lr: 0.005 };
+// the form's number fields and the POST /train fields whose bounds (GET /limits) they take
+const TRAIN_FIELDS = { "train-min-len": "min_len", "train-max-len": "max_len", "train-layers": "layers",
+  "train-heads": "heads", "train-d-model": "d_model", "train-steps": "steps", "train-time": "time_budget",
+  "train-lr": "lr" };
 let runs = [];          // {label, layers, job, events: [], result, source}
 let overlayMode = "trained";
 
@@ -37,33 +43,36 @@ export function renderTrainForm(container, state) {
   output.value = sops.includes(preferred) ? preferred : sops[sops.length - 1] || "";
   const layersOf = () => (doc && doc.results[output.value] ? doc.results[output.value].layer : 1);
   const heads = doc ? Math.max(1, ...doc.analysis.heads_per_layer) : 1;
-  const layers = input({ id: "train-layers", type: "number", min: "0", max: "12", placeholder: `${layersOf()} (analysis)` });
+  const layers = input({ id: "train-layers", type: "number", placeholder: `${layersOf()} (analysis)` });
   output.addEventListener("change", () => { layers.placeholder = `${layersOf()} (analysis)`; });
   const form = el("form", { id: "train-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
     field("output", output),
     field("vocab", input({ id: "train-vocab", type: "text", value: vocabOf(state.inputs), spellcheck: "false" }),
       "characters, or a JSON list"),
     field("lengths", el("span", { class: "pair" },
-      input({ id: "train-min-len", type: "number", min: "1", max: "512", value: "1", "aria-label": "shortest input" }),
+      input({ id: "train-min-len", type: "number", value: "1", "aria-label": "shortest input" }),
       "–",
-      input({ id: "train-max-len", type: "number", min: "1", max: "512", value: String(TRAIN_DEFAULTS.max_len),
+      input({ id: "train-max-len", type: "number", value: String(TRAIN_DEFAULTS.max_len),
         "aria-label": "longest input" }))),
+    ...lengthFields(field, input),
     field("layers", layers),
-    field("heads", input({ id: "train-heads", type: "number", min: "1", max: "16", placeholder: `${heads} (analysis)` })),
-    field("width", input({ id: "train-d-model", type: "number", min: "4", max: "1024", value: String(TRAIN_DEFAULTS.d_model) }), "d_model"),
-    field("steps", input({ id: "train-steps", type: "number", min: "1", max: "1000000", value: String(TRAIN_DEFAULTS.steps) }),
+    field("heads", input({ id: "train-heads", type: "number", placeholder: `${heads} (analysis)` })),
+    field("width", input({ id: "train-d-model", type: "number", value: String(TRAIN_DEFAULTS.d_model) }), "d_model"),
+    field("steps", input({ id: "train-steps", type: "number", value: String(TRAIN_DEFAULTS.steps) }),
       "at most"),
-    field("time", input({ id: "train-time", type: "number", min: "1", max: "3600", value: String(TRAIN_DEFAULTS.time_budget) }),
+    field("time", input({ id: "train-time", type: "number", min: "1", value: String(TRAIN_DEFAULTS.time_budget) }),
       "seconds, at most"),
     field("stop at", input({ id: "train-stop-at", type: "number", min: "1", max: "100", step: "0.5", value: String(TRAIN_DEFAULTS.stop_at) }),
       "% held-out per sequence"),
-    field("learning rate", input({ id: "train-lr", type: "number", min: "0", max: "1", step: "any",
+    field("learning rate", input({ id: "train-lr", type: "number", min: "0", step: "any",
       placeholder: String(TRAIN_DEFAULTS.lr) }), "empty: 0.005 (1e-5 fine-tuning)"),
     field("supervise", el("span", {}, input({ id: "train-supervise", type: "checkbox" })),
       "pull heads towards their selectors"),
   );
   followEdits(form);   // the fields follow the program and its inputs unless edited for this program
   container.replaceChildren(form);
+  if (limitsNow()) boundTrainInputs(limitsNow(), TRAIN_FIELDS);
+  else serverLimits().then((limits) => boundTrainInputs(limits, TRAIN_FIELDS)).catch(() => {});
 }
 
 function readForm() {
@@ -76,6 +85,7 @@ function readForm() {
     stop_at: num("train-stop-at") === undefined ? undefined : Math.min(1, num("train-stop-at") / 100),
     lr: num("train-lr") ?? (initModel ? undefined : TRAIN_DEFAULTS.lr), batch_size: TRAIN_DEFAULTS.batch_size,
     supervise: document.getElementById("train-supervise").checked,
+    ...readLengthFields(num),
   };
 }
 
@@ -191,11 +201,11 @@ export async function renderCurves(plot, statusBox) {
   await Plotly.react(plot, traces, {
     height: 300, margin: { l: 50, r: 50, t: 10, b: 40 }, legend: { orientation: "h", y: -0.25, font: { size: 11 } },
     // few ticks, accuracy in percent: readable axes
-    xaxis: { title: { text: "step" }, nticks: 6 }, yaxis: { title: { text: "held-out accuracy" }, range: [0, 1.02],
-      tickformat: ".0%", dtick: 0.25 },
+    xaxis: { title: { text: "step" }, nticks: 6, tickformat: "d" }, yaxis: { title: { text: "held-out accuracy" },
+      range: [0, 1.02], ...TICKS.percent },
     yaxis2: { title: { text: "loss" }, overlaying: "y", side: "right", type: "log", dtick: 1, exponentformat: "power",
       showgrid: false, nticks: 4 },
-  }, plotlyConfig({ responsive: true }));
+  }, plotlyConfig({ responsive: true, ...CHART }));
   plot.dataset.drawn = String(Number(plot.dataset.drawn || 0) + 1);
   statusBox.replaceChildren(...runs.map((run, i) => {
     const swatch = el("span", { class: "swatch" });

@@ -1,5 +1,5 @@
-// The page's controls wired to what they do: buttons, tabs, the β slider, sharing and embedding, export,
-// presenter keys, Back / Forward.
+// The page's controls wired to what they do: buttons, the β slider, sharing and embedding, export,
+// presenter keys, Back / Forward (the tabs are the view registry's, views.js).
 
 import { compileInitSpec, compiledAttentionFor, renderStudy, studySoft } from "./compile.js";
 import { compileNow, currentBeta, formatBeta, refreshCompiled } from "./compileview.js";
@@ -16,19 +16,11 @@ import { runNow } from "./run.js";
 import { copyText, embedLink, shareLink, shortLink } from "./share.js";
 import { state } from "./state.js";
 import { cancelRuns, importMaps, preferImported, renderOverlay, setInitModel } from "./train.js";
-import { showView, startTraining } from "./views.js";
+import { startTraining } from "./trainview.js";
+import { showView } from "./views.js";
 
 export function wire() {
   $("run-btn").addEventListener("click", runNow);
-  for (const tab of document.querySelectorAll("[role='tab']")) {
-    tab.addEventListener("click", () => showView(tab.dataset.view));
-    tab.addEventListener("keydown", (e) => {
-      const tabs = [...document.querySelectorAll("[role='tab']")];
-      const i = tabs.indexOf(tab);
-      const next = e.key === "ArrowRight" ? tabs[(i + 1) % tabs.length] : e.key === "ArrowLeft" ? tabs[(i + tabs.length - 1) % tabs.length] : null;
-      if (next) { e.preventDefault(); next.focus(); showView(next.dataset.view); }
-    });
-  }
   $("train-start").addEventListener("click", () => startTraining(false));
   $("train-ablate").addEventListener("click", () => startTraining(true));
   $("train-cancel").addEventListener("click", () => cancelRuns());
@@ -88,7 +80,10 @@ export function wire() {
     const snippet = `<iframe src="${link}" width="100%" height="640" style="border:0"></iframe>`;
     // an exercise's embed can be solved in place (editable, with Check): /embed?solve=1#x=ID
     const solve = state.exercise ? ` (read-only; ${exerciseLink(state.exercise.id, "/embed?solve=1")} lets students solve it in the frame)` : "";
-    toast(`${(await copyText(snippet)) ? "Embed code copied; the embed link" : "Embed link"}${solve}:`, link);
+    // a page opened as a local file (file://) has no origin a server can allow to frame it (frame-ancestors)
+    const local = " The frame shows on a page served over http or https; a page opened from a file (file://) " +
+      "cannot frame it (serve that page, e.g. `python -m http.server`).";
+    toast(`${(await copyText(snippet)) ? "Embed code copied; the embed link" : "Embed link"}${solve}:`, link, null, local);
   });
   $("heatmap-fit").addEventListener("click", () => setZoom(false));
   $("heatmap-zoom").addEventListener("click", () => setZoom(true));

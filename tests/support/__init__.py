@@ -1,0 +1,1 @@
+"""Helpers of the test suite (docs/testing.md): test modules import these, never each other."""

@@ -1,0 +1,69 @@
+"""A real Redis (Debian's `redis-server` package) for tests: started on a free loopback port in a temporary
+directory, with no persistence, stopped after. Where it is not installed the tests that need it skip with a
+message (under CI=true, conftest turns that skip into a failure)."""
+from __future__ import annotations
+
+import shutil
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+import pytest
+
+from .live_server import free_port
+from .needs import unavailable
+
+
+class RedisServer:
+    def __init__(self):
+        self.binary = shutil.which("redis-server")
+        if self.binary is None:
+            unavailable("Redis is not installed: `apt-get install -y redis-server` (make test-deps does it)")
+        try:
+            import redis
+        except ImportError:
+            unavailable("the redis client is not installed: pip install -e '.[course]' (make test-deps does it)")
+        self._redis = redis
+        self.dir = Path(tempfile.mkdtemp(prefix="rasplay-redis-"))
+        self.port = free_port()
+        self.url = f"redis://127.0.0.1:{self.port}/0"
+        self.process = None
+        self.start()
+
+    def start(self) -> None:
+        """Start Redis; returns once it answers PING."""
+        self.process = subprocess.Popen(
+            [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir), "--save", "",
+             "--appendonly", "no", "--daemonize", "no", "--logfile", str(self.dir / "redis.log")],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        client = self._redis.Redis.from_url(self.url, socket_connect_timeout=1, socket_timeout=1)
+        deadline = time.monotonic() + 60
+        while True:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"redis-server exited: {(self.dir / 'redis.log').read_text()}")
+            try:
+                if client.ping():
+                    return
+            except self._redis.ConnectionError:
+                if time.monotonic() > deadline:
+                    raise RuntimeError("redis-server did not answer") from None
+                time.sleep(0.05)
+
+    def stop(self) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            self.process.wait(timeout=30)
+
+    def close(self) -> None:
+        self.stop()
+        shutil.rmtree(self.dir, ignore_errors=True)
+
+
+@pytest.fixture(scope="session")
+def redis_server():
+    server = RedisServer()
+    try:
+        yield server
+    finally:
+        server.close()
