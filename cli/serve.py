@@ -92,6 +92,15 @@ def add_parser(sub) -> None:
     p.add_argument("--checks-per-minute", type=int, default=30,
                    help="exercise checks per client address per minute (default 30; 0: no limit)")
     p.add_argument("--log-level", default="warning")
+    # operations (docs/deploy.md, "Health, metrics and logs" and "Restarts")
+    p.add_argument("--access-log", action="store_true", default=bool(os.environ.get("RASPLAY_ACCESS_LOG")),
+                   help="log one line per request: client, method, path, status, milliseconds (default: off, "
+                        "or on when $RASPLAY_ACCESS_LOG is set)")
+    p.add_argument("--log-format", choices=["text", "json"], default=os.environ.get("RASPLAY_LOG_FORMAT") or "text",
+                   help="log lines as text or as one JSON object each; both with UTC timestamps (default: "
+                        "$RASPLAY_LOG_FORMAT, else text)")
+    p.add_argument("--shutdown-seconds", type=float, default=20.0,
+                   help="at SIGTERM, requests in flight get this long to finish; later ones are a 503 (default 20)")
     p.set_defaults(func=run)
 
 
@@ -153,7 +162,10 @@ def run(args) -> int:
         exercises_dirs=tuple(Path(d) for d in args.exercises or ()), check_seconds=args.check_seconds, **sizes,
         store=args.store or None, redis=args.redis or None, broker=args.broker or None,
         trusted_proxies=trusted_proxies(args), proxy_header=args.proxy_header,
+        access_log=args.access_log, log_json=args.log_format == "json", shutdown_seconds=args.shutdown_seconds,
     )
+    from rasplay.server.logs import configure
+    log_config = configure(args.log_level, settings.log_json, settings.access_log)
     if settings.store and not is_database_url(settings.store):
         print(f"rasplay: --store takes a postgresql://... URL (got {settings.store.split('://')[0]!r}); "
               "without it the store is SQLite in --data-dir", file=sys.stderr)
@@ -192,12 +204,17 @@ def run(args) -> int:
             if self.started and not self.should_exit:
                 print(banner, flush=True)
 
+        async def shutdown(self, sockets=None) -> None:
+            app.state.drain.begin()   # requests in flight: settings.shutdown_seconds, then a 503 (server/drain.py)
+            await super().shutdown(sockets)
+
     from rasplay.server.clients import proxies
     from rasplay.server.connections import protocol
     http = protocol(settings.header_seconds, settings.client_connections,
                     proxies(settings.trusted_proxies, settings.proxy_header), settings.proxy_keep_alive_seconds)
     config = uvicorn.Config(app, host=args.host, port=args.port, log_level=args.log_level, http=http, ws="none",
-                            access_log=False, proxy_headers=False, timeout_graceful_shutdown=3)
+                            access_log=False, proxy_headers=False, log_config=log_config,
+                            timeout_graceful_shutdown=settings.shutdown_seconds + 5)
     server = AnnouncingServer(config)
     server.run()
     return 0 if server.started else 1

@@ -20,6 +20,8 @@ from .api import compile, evaluate, examples, exercises, health, language, share
 from .api.deps import Services
 from .bodies import RequestBody
 from .cache import ResponseCache
+from .drain import Drain, DrainRequests
+from .metrics import Metrics, RequestMetrics
 from .training_jobs import JobManager
 from .security import SecurityHeaders
 from .settings import Settings
@@ -159,6 +161,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     '`{"error": {"kind", "message", "line"?, "col"?}}`.',
     )
     app.state.settings = settings
+    app.state.drain = Drain(settings.shutdown_seconds)   # begun by the server at SIGTERM (cli/serve.py)
+    app.state.metrics = Metrics()
     app.state.exercises = load_exercises(settings)
     errors.install(app)
     install_storage_errors(app)
@@ -168,6 +172,7 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.include_router(router, prefix=API_PREFIX)
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]
     app.include_router(share.redirects)
+    app.include_router(health.metrics_router)
 
     @app.api_route(API_PREFIX + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS",
                                                          "TRACE", "CONNECT"], include_in_schema=False)
@@ -202,6 +207,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])
     app.add_middleware(RequestBody, max_bytes=settings.max_body_bytes, seconds=settings.body_seconds)
+    app.add_middleware(DrainRequests, drain=app.state.drain)
+    # inside compression: it reads the reasons of 429s and 503s in their JSON bodies
+    app.add_middleware(RequestMetrics, metrics=app.state.metrics, access_log=settings.access_log,
+                       prefix=API_PREFIX)
     assets.compression_middleware(app)
     # security headers go around everything, even Starlette's own error middleware (so a 500 has them too);
     # around them, answers leave in chunks a client must take in time (server/responses.py)

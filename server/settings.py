@@ -86,6 +86,11 @@ class Settings:
         return self.heavy_workers or max(1, self.workers // 2)
     exercises_dirs: tuple[Path, ...] = ()  # teachers' exercise folders, added to the shipped exercises
     check_seconds: float = 10.0         # an exercise check (both programs, all its inputs); killed past it
+    # ---- operations (docs/deploy.md, "Health, metrics and logs" and "Restarts"): logs, readiness, draining
+    access_log: bool = False            # log one line per request: client, method, path, status, milliseconds
+    log_json: bool = False              # log lines as JSON objects (else text); every line has its UTC timestamp
+    ready_seconds: float = 2.0          # time limit of each readiness check (store, broker, workers); slower: not ready
+    shutdown_seconds: float = 20.0      # SIGTERM: requests in flight get this long to finish, then a 503 (never a 500)
 
     def engine_limits_json(self) -> dict:
         """engine_limits() as the dict sent to workers (computed once)."""
