@@ -33,6 +33,9 @@ def add_parser(sub) -> None:
     p.add_argument("--worker-memory", default="1GiB", help="memory one compiler request may take (default 1GiB)")
     p.add_argument("--worker-keep", default="256MiB", help="memory a process may keep in caches (default 256MiB)")
     p.add_argument("--max-response-bytes", default="32MiB", help="size of any one result (default 32MiB)")
+    p.add_argument("--stop-seconds", type=float, default=60.0, help="at SIGTERM the worker takes no new work and "
+                   "its running trainings get this long to finish; then they fail, saying so (default 60; give the "
+                   "service manager more, e.g. systemd's TimeoutStopSec)")
     p.add_argument("--name", help="this worker's Celery node name (default QUEUE-PID@HOST)")
     p.add_argument("--log-level", default="warning")
     p.set_defaults(func=run)
@@ -61,10 +64,11 @@ def run(args) -> int:
     if len(queues) > 1:
         argv = ["--broker", args.broker, "--log-level", args.log_level]
         for name in ("data_dir", "train_jobs", "train_warm", "train_seconds", "train_memory", "heavy_workers",
-                     "compile_seconds", "queue_seconds", "worker_memory", "worker_keep", "max_response_bytes"):
+                     "compile_seconds", "queue_seconds", "worker_memory", "worker_keep", "max_response_bytes",
+                     "stop_seconds"):
             if getattr(args, name) is not None:
                 argv += ["--" + name.replace("_", "-"), str(getattr(args, name))]
-        return supervise(argv, queues)
+        return supervise(argv, queues, args.stop_seconds)
     try:
         sizes = {name: parse_bytes(getattr(args, name)) for name in
                  ("train_memory", "worker_memory", "worker_keep", "max_response_bytes")}
@@ -74,7 +78,7 @@ def run(args) -> int:
                         train_jobs=args.train_jobs or Settings().train_jobs, train_warm=args.train_warm,
                         train_seconds=args.train_seconds, heavy_workers=args.heavy_workers or 2,
                         compile_seconds=args.compile_seconds, queue_seconds=args.queue_seconds, broker=args.broker,
-                        **sizes)
+                        worker_stop_seconds=args.stop_seconds, **sizes)
     return run_queue(args.broker, settings, queues[0], args.log_level, args.name)
 
 
@@ -88,13 +92,16 @@ def _die_with_parent() -> None:
         pass
 
 
-def supervise(argv: list[str], queues: list[str]) -> int:
+def supervise(argv: list[str], queues: list[str], stop_seconds: float = 60.0) -> int:
     """One process per queue (`rasplay worker ... --queues Q`); when one ends, the others are stopped
     and the worker exits (its service manager starts it again)."""
     children = [subprocess.Popen([sys.executable, "-m", "rasplay.cli", "worker", *argv, "--queues", q],
                                  preexec_fn=_die_with_parent) for q in queues]
 
+    told = []
+
     def forward(signum, _frame):
+        told.append(signum)
         for child in children:
             if child.poll() is None:
                 child.send_signal(signum)
@@ -115,11 +122,11 @@ def supervise(argv: list[str], queues: list[str]) -> int:
                     child.returncode = code
             break
     for child in children:
-        if child.poll() is None:
+        if child.poll() is None and not told:   # (once told to stop, each stops at its own pace: not told twice)
             child.terminate()
     for child in children:
         try:
-            child.wait(timeout=60)
+            child.wait(timeout=stop_seconds + 60)   # its trainings' grace, then its compiles' time limit
         except subprocess.TimeoutExpired:
             child.kill()
         code = code or (child.returncode or 0)

@@ -21,6 +21,7 @@ class Drain:
     def __init__(self, grace_seconds: float):
         self.grace_seconds = grace_seconds
         self.draining = False
+        self.in_flight = 0   # requests being answered (a metric: rasplay_http_requests_in_flight)
         self._deadline: asyncio.Future | None = None
         self._streams: set[asyncio.Task] = set()
 
@@ -72,12 +73,14 @@ class DrainRequests:
                 finished = True
             await send(message)
         task = asyncio.ensure_future(self.app(scope, receive, sending))
+        drain.in_flight += 1
         try:
             await asyncio.wait({task, drain.deadline()}, return_when=asyncio.FIRST_COMPLETED)
         except BaseException:   # this request's own task was cancelled: so is its work
             task.cancel()
             raise
         finally:
+            drain.in_flight -= 1
             drain._streams.discard(task)
         if not task.done():
             task.cancel()

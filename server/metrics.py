@@ -43,7 +43,8 @@ class Snapshot:
                 log.warning("metrics: the job board is unreachable (%s)", type(e).__name__)
         figures = {"pools": {name: pool.stats() for name, pool in (("evaluation", svc.pool), ("heavy", svc.heavy))},
                    "jobs": {"running": jobs.get("running", 0), "queued": jobs.get("queued", 0)},
-                   "workers": dict(jobs.get("workers") or {}), "cache": svc.cache.stats()}
+                   "workers": dict(jobs.get("workers") or {}), "cache": svc.cache.stats(),
+                   "in_flight": app.state.drain.in_flight}
         try:
             figures["store_bytes"] = await run_in_threadpool(svc.store.size)
         except Exception as e:   # the store is down: no figure (readiness says why)
@@ -78,6 +79,8 @@ class Snapshot:
         if "store_bytes" in f:
             yield GaugeMetricFamily("rasplay_store_bytes", "size of the store of links and models",
                                     value=f["store_bytes"])
+        yield GaugeMetricFamily("rasplay_http_requests_in_flight", "requests being answered (this scrape included)",
+                                value=f["in_flight"])
         cache = GaugeMetricFamily("rasplay_response_cache", "the response cache's entries, hits and misses",
                                   labels=["figure"])
         for key, n in f["cache"].items():

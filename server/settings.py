@@ -91,6 +91,7 @@ class Settings:
     log_json: bool = False              # log lines as JSON objects (else text); every line has its UTC timestamp
     ready_seconds: float = 2.0          # time limit of each readiness check (store, broker, workers); slower: not ready
     shutdown_seconds: float = 20.0      # SIGTERM: requests in flight get this long to finish, then a 503 (never a 500)
+    worker_stop_seconds: float = 60.0   # `rasplay worker` at SIGTERM: running trainings get this long to finish, then fail
 
     def engine_limits_json(self) -> dict:
         """engine_limits() as the dict sent to workers (computed once)."""

@@ -13,20 +13,9 @@ from conftest import need, wait_for
 
 from live_server import ROOT, LiveServer
 from postgres_server import postgres_server  # noqa: F401 - fixture
+from prometheus_text import sample
 
 TIMESTAMP = re.compile(r"^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$")
-
-
-def sample(text: str, name: str, **labels) -> float | None:
-    """The value of one sample in Prometheus' text format (labels in any order), None when absent."""
-    for line in text.splitlines():
-        if not line.startswith((name + "{", name + " ")):
-            continue
-        series, value = line.rsplit(" ", 1)
-        found = dict(re.findall(r'(\w+)="([^"]*)"', series))
-        if all(found.get(k) == str(v) for k, v in labels.items()):
-            return float(value)
-    return None
 
 
 def log_lines(server) -> list[dict]:
