@@ -117,13 +117,14 @@ class TrainWorker:
             self.process.wait(timeout=30)
 
 
-@pytest.fixture
-def course(tmp_path):
+@pytest.fixture(params=[False])
+def course(tmp_path, request):
+    """A replica with --broker and its Redis (with the append-only file when the parameter says so)."""
     need("torch")
     need("celery")
     from redis_server import RedisServer
 
-    redis = RedisServer()
+    redis = RedisServer(persistent=request.param)
     server = None
     try:
         server = LiveServer(tmp_path, "--workers", "1", "--broker", redis.url, "--train-orphan-seconds", "600")
@@ -183,5 +184,31 @@ def test_a_training_past_the_workers_grace_fails_saying_why(course):
         assert "start the training again" in job["error"]
         done = json.loads(events.split("event: done\ndata: ")[1].split("\n")[0])
         assert done["status"] == "failed" and done["error"] == job["error"]
+    finally:
+        worker.stop()
+
+
+@pytest.mark.train
+@pytest.mark.parametrize("course", [True], indirect=True)
+def test_a_training_survives_a_restart_of_a_persistent_redis(course):
+    """The recipe's Redis keeps an append-only file (docs/deploy.md): restarted mid-training, it comes back
+    with the job's state; the worker's training goes on, and the job ends done with every event, on the
+    status route and the event stream."""
+    worker, job_id = run_training(course, stop_seconds=60, steps=2500)
+    server, redis = course["server"], course["redis"]
+    try:
+        with server.client() as c:
+            redis.stop()
+            unavailable = c.get(f"/api/v1/train/{job_id}")
+            assert unavailable.status_code == 503 and unavailable.json()["error"]["kind"] == "unavailable"
+            redis.start()
+            wait_for(lambda: c.get(f"/api/v1/train/{job_id}").json()["status"] != "running", timeout=300,
+                     what="the job's end")
+            job = c.get(f"/api/v1/train/{job_id}").json()
+            assert job["status"] == "done", (job, worker.log_path.read_text()[-3000:])
+            events = c.get(f"/api/v1/train/{job_id}/events").text
+        ids = [int(line[4:]) for line in events.splitlines() if line.startswith("id: ")]
+        assert ids == list(range(job["events"])) and job["events"] > 0
+        assert "event: done" in events and "Traceback" not in server.log_path.read_text()
     finally:
         worker.stop()
