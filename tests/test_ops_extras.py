@@ -114,7 +114,7 @@ def serve(bin_dir: Path, home: Path, *flags: str) -> tuple[Process, str]:
     server = Process([str(bin_dir / "rasplay"), "serve", "--port", str(port), "--data-dir", str(home / "data"),
                       "--workers", "1", "--heavy-workers", "1", "--train-warm", "0", *flags], home, "serve")
     url = f"http://127.0.0.1:{port}"
-    deadline = time.monotonic() + 120
+    deadline = time.monotonic() + 300   # (a loaded CI machine: the server starts its worker processes first)
     while True:
         server.alive()
         try:
@@ -163,7 +163,7 @@ def test_course_runs_a_worker_and_a_compile_goes_through_it(wheel, tmp_path, hom
                           "--heavy-workers", "1", "--data-dir", str(home / "worker")], home, "worker")
         server, url = serve(bin_dir, home, "--broker", redis.url)
         with httpx.Client(base_url=url, timeout=60) as c:
-            deadline = time.monotonic() + 120
+            deadline = time.monotonic() + 300
             while c.get("/api/v1/ready").json()["checks"]["workers"].get("heavy", 0) < 1:   # the worker's beat
                 worker.alive()
                 assert time.monotonic() < deadline, worker.output()
