@@ -27,7 +27,7 @@ else:
 from rasplay.interop import export_onnx, load_onnx  # noqa: E402
 from rasplay.interop.export_onnx import LENGTH_FREE_REASON, OnnxExportError, build_graph  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = {
     # name: (source, vocab, max_len, causal)
     "reverse": ((ROOT / "bench/tracr_programs/reverse.rasp").read_text(), "abc", 5, False),      # 2 layers
