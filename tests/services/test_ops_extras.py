@@ -8,9 +8,9 @@ index, pinned by tests/constraints.txt), and that extra's entry point run from a
 * train: `rasplay train` trains a tiny model (torch, the CPU wheel);
 * tl and notebook: their modules import and make what they make.
 
-Installing needs the package index (PyPI, and for torch its CPU wheel: RASPLAY_TORCH_INDEX, default
-https://download.pytorch.org/whl/cpu, added as an extra index; set it empty where pip already finds the CPU
-wheel). It takes minutes (measured in docs/testing.md); pip's cache makes later runs faster."""
+Installing needs the package index (PyPI). Where pip's own index would give torch with CUDA, point
+RASPLAY_TORCH_INDEX at PyTorch's CPU wheels (https://download.pytorch.org/whl/cpu, added as an extra index);
+unset, pip's configured indexes are used as they are (here they give the CPU wheel, which the test checks). It takes minutes (measured in docs/testing.md); pip's cache makes later runs faster."""
 from __future__ import annotations
 
 import os
@@ -28,7 +28,7 @@ from support.live_server import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
 CONSTRAINTS = ROOT / "tests" / "constraints.txt"
-TORCH_INDEX = os.environ.get("RASPLAY_TORCH_INDEX", "https://download.pytorch.org/whl/cpu")
+TORCH_INDEX = os.environ.get("RASPLAY_TORCH_INDEX", "")
 pytestmark = pytest.mark.timeout(1800)   # installs from the index: minutes each on a slow link
 EXTRA_MODULES = {"course": ["celery", "redis", "psycopg", "kombu"], "train": ["torch"],
                  "tl": ["transformer_lens"], "notebook": ["anywidget"]}
