@@ -1,6 +1,6 @@
 # rasplay: `make serve` installs and runs the playground; `make test` installs what the tests need
 # (Debian's Chromium for the browser tests, axe-core from npm in tests/node for the accessibility audit,
-# Debian's PostgreSQL and Redis for the course tests, the test, train, notebook, tl, course and verify extras,
+# Debian's PostgreSQL and Redis for the course tests, the test, train, notebook, tl, onnx, course and verify extras,
 # the test toolchain pinned in tests/constraints.txt) and runs them.
 PYTHON ?= python3
 # apt-get waits up to 10 minutes for a lock held by another apt (unattended upgrades), rather than
@@ -18,7 +18,7 @@ test-deps:
 	@command -v chromium >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y chromium; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y postgresql; }
 	@command -v redis-server >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y redis-server; }
-	$(PYTHON) -m pip install -c tests/constraints.txt -e '.[test,train,notebook,tl,course,verify]'
+	$(PYTHON) -m pip install -c tests/constraints.txt -e '.[test,train,notebook,tl,onnx,course,verify]'
 	@command -v npm >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y npm; }
 	cd tests/node && npm ci --no-audit --no-fund   # axe-core for the accessibility audit (test_browser_a11y.py)
 

@@ -8,6 +8,8 @@ import sys
 
 from .common import add_tracr_options, parse_encodings, parse_vocab, print_error, read_program
 
+EXPORT_FORMATS = ("transformer-lens", "onnx")
+
 
 def add_parser(sub) -> None:
     p = sub.add_parser("compile", help="compile a RASP program to transformer weights")
@@ -32,9 +34,15 @@ def add_parser(sub) -> None:
     p.add_argument("--seed", type=int, default=0, help="seed of the sample for --check and --soft")
     p.add_argument("--json", action="store_true", help="print one JSON object (summary, check, soft)")
     p.add_argument("-o", dest="weights", metavar="MODEL.npz", help="write the weights and config (.npz)")
-    p.add_argument("--export", nargs=2, metavar=("FORMAT", "DIR"),
+    p.add_argument("--export", nargs=2, metavar=("FORMAT", "PATH"),
                    help="also write the model for another tool: `--export transformer-lens DIR` (config.json, "
-                        "state_dict.pt/.npz for transformer_lens.HookedTransformer; docs/interop.md)")
+                        "state_dict.pt/.npz for TransformerLens), `--export onnx FILE.onnx` (an ONNX graph, "
+                        "the onnx extra); docs/interop.md")
+    p.add_argument("--onnx-dtype", choices=("float64", "float32"), default="float64",
+                   help="--export onnx: the graph's float type (default float64)")
+    p.add_argument("--onnx-attention", choices=("hard", "soft"), default="hard",
+                   help="--export onnx: average-hard attention (default, the exact model) or softmax at the "
+                        "model's attention scale")
     add_tracr_options(p)
     p.set_defaults(func=run)
 
@@ -43,9 +51,15 @@ def run(args) -> int:
     from .. import engine
 
     output, limits = args.output, None
-    if args.export and args.export[0] != "transformer-lens":
-        print(f"rasplay: unknown export format {args.export[0]!r}; the one format is transformer-lens", file=sys.stderr)
+    if args.export and args.export[0] not in EXPORT_FORMATS:
+        print(f"rasplay: unknown export format {args.export[0]!r}; the formats are {', '.join(EXPORT_FORMATS)}",
+              file=sys.stderr)
         return 2
+    if args.export and args.export[0] == "onnx":
+        from ..interop.export_onnx import onnx_available
+        if not onnx_available():
+            print("rasplay: --export onnx needs the onnx package: pip install 'rasplay[onnx]'", file=sys.stderr)
+            return 2
     if args.tracr:   # FILE.py:NAME, a Tracr program (runs its Python): see docs/interop.md
         from .tracr_option import lower_for_compile
         source, lowered_output, limits = lower_for_compile(args, parse_vocab(args.vocab))
@@ -67,10 +81,7 @@ def run(args) -> int:
             doc["check"] = model.check(seed=args.seed, exhaustive_limit=args.check_limit)
         _soft_and_weights(args, model, doc)
         if args.export:
-            fmt, out_dir = args.export
-            from ..interop.export_tl import export_transformer_lens
-            export_transformer_lens(model, out_dir)
-            doc["export"] = {"format": fmt, "dir": out_dir}
+            doc["export"] = _export(args, model)
         return doc
 
     doc, code = _reporting_errors(args, build)
@@ -83,6 +94,18 @@ def run(args) -> int:
         print(render_compiled(args.file, doc))
     ok = "check" not in doc or doc["check"]["agree"] == doc["check"]["inputs"]
     return 0 if ok else 1
+
+
+def _export(args, model) -> dict:
+    """--export FORMAT PATH: the model written for TransformerLens (a folder) or ONNX (a file)."""
+    fmt, path = args.export
+    if fmt == "onnx":
+        from ..interop.export_onnx import export_onnx
+        export_onnx(model, path, dtype=args.onnx_dtype, attention=args.onnx_attention)
+        return {"format": fmt, "file": path, "dtype": args.onnx_dtype, "attention": args.onnx_attention}
+    from ..interop.export_tl import export_transformer_lens
+    export_transformer_lens(model, path)
+    return {"format": fmt, "dir": path}
 
 
 def _soft_and_weights(args, model, doc: dict) -> None:
@@ -121,6 +144,10 @@ def _compile_length_free(args, source, output, load_dirs, limits) -> int:
 
     if not args.length_free:
         print("rasplay: compile needs --max-len N (or --length-free)", file=sys.stderr)
+        return 2
+    if args.export and args.export[0] == "onnx":
+        from ..interop.export_onnx import LENGTH_FREE_REASON
+        print(f"rasplay: {LENGTH_FREE_REASON}", file=sys.stderr)
         return 2
     if args.export or args.encoding:
         print("rasplay: --export and --encoding apply to max_len models", file=sys.stderr)

@@ -42,11 +42,13 @@ def add_settings_options(parser: argparse.ArgumentParser, command: str) -> None:
         extra = field.json_schema_extra
         help_text = f"{field.description} (default {shown_default(field)}; ${variable(name, field)})"
         kwargs = dict(dest=name, default=argparse.SUPPRESS, help=help_text.replace("%", "%%"))
-        if _repeatable(field):
+        if field.annotation is bool:
+            kwargs["action"] = "store_true"   # on when given (its variable: true/false, 1/0, yes/no, on/off)
+        elif _repeatable(field):
             kwargs["action"] = "append"
         elif _choices(field):
             kwargs["choices"] = _choices(field)
-        if extra["unit"] in METAVARS:
+        if extra["unit"] in METAVARS and field.annotation is not bool:
             kwargs["metavar"] = METAVARS[extra["unit"]]
         parser.add_argument(flag_of(name, field), **kwargs)
 

@@ -43,7 +43,7 @@ def run(args) -> int:
         print(f"rasplay: --queues takes train, heavy or both (got {args.queues!r})", file=sys.stderr)
         return 1
     if len(queues) > 1:
-        return supervise(child_environment(settings), queues)
+        return supervise(child_environment(settings), queues, settings.worker_stop_seconds)
     from ..server.course.celery_app import run_queue
 
     return run_queue(settings.broker, settings, queues[0], settings.log_level, args.name)
@@ -65,13 +65,16 @@ def _die_with_parent() -> None:
         pass
 
 
-def supervise(env: dict[str, str], queues: list[str]) -> int:
+def supervise(env: dict[str, str], queues: list[str], stop_seconds: float) -> int:
     """One process per queue (`rasplay worker --queues Q`, its settings in `env`); when one ends, the
     others are stopped and the worker exits (its service manager starts it again)."""
     children = [subprocess.Popen([sys.executable, "-m", "rasplay.cli", "worker", "--queues", q], env=env,
                                  preexec_fn=_die_with_parent) for q in queues]
 
+    told = []
+
     def forward(signum, _frame):
+        told.append(signum)
         for child in children:
             if child.poll() is None:
                 child.send_signal(signum)
@@ -92,11 +95,11 @@ def supervise(env: dict[str, str], queues: list[str]) -> int:
                     child.returncode = code
             break
     for child in children:
-        if child.poll() is None:
+        if child.poll() is None and not told:   # (once told to stop, each stops at its own pace: not told twice)
             child.terminate()
     for child in children:
         try:
-            child.wait(timeout=60)
+            child.wait(timeout=stop_seconds + 60)   # its trainings' grace, then its compiles' time limit
         except subprocess.TimeoutExpired:
             child.kill()
         code = code or (child.returncode or 0)

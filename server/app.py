@@ -18,6 +18,8 @@ from fastapi.routing import APIRoute
 from . import assets, errors
 from .api import compile, evaluate, examples, exercises, health, language, limits, share, train
 from .bodies import RequestBody
+from .drain import Drain, DrainRequests
+from .metrics import Metrics, RequestMetrics
 from .responses import SendLimits
 from .security import SecurityHeaders
 from .services import close_services, make_services
@@ -127,6 +129,8 @@ def create_app(settings: Settings | None = None) -> FastAPI:
                     '`{"error": {"kind", "message", "line"?, "col"?}}`.',
     )
     app.state.settings = settings
+    app.state.drain = Drain(settings.shutdown_seconds)   # begun by the server at SIGTERM (serve.py)
+    app.state.metrics = Metrics()
     app.state.exercises = load_exercises(settings)
     errors.install(app)
     install_storage_errors(app)
@@ -145,6 +149,7 @@ def install_routes(app: FastAPI):
         app.include_router(router, prefix=API_PREFIX)
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]
     app.include_router(share.redirects)
+    app.include_router(health.metrics_router)
 
     @app.api_route(API_PREFIX + "/{rest:path}", methods=["GET", "POST", "PUT", "PATCH", "DELETE", "HEAD", "OPTIONS",
                                                          "TRACE", "CONNECT"], include_in_schema=False)
@@ -185,6 +190,10 @@ def install_middleware(app: FastAPI, settings: Settings, web) -> None:
         app.add_middleware(CORSMiddleware, allow_origins=list(settings.cors_origins), allow_methods=["GET", "POST"],
                            allow_headers=["Content-Type"])
     app.add_middleware(RequestBody, max_bytes=settings.max_body_bytes, seconds=settings.body_seconds)
+    app.add_middleware(DrainRequests, drain=app.state.drain)
+    # inside compression: it reads the reasons of 429s and 503s in their JSON bodies
+    app.add_middleware(RequestMetrics, metrics=app.state.metrics, access_log=settings.access_log,
+                       prefix=API_PREFIX)
     assets.compression_middleware(app)
     build_stack = app.build_middleware_stack
 

@@ -178,6 +178,18 @@ class ShareResponse(BaseModel):
     url: str = Field(description="path of the short link, relative to the server (/s/{id})")
 
 
+class Live(BaseModel):
+    status: Literal["ok"]
+
+
+class Ready(BaseModel):
+    status: Literal["ready", "unavailable"]
+    checks: dict[str, dict[str, Any]] = Field(description="per dependency (store, broker, workers, redis, training, "
+                                                          "draining): `ok`, and `reason` when not; `required`: false "
+                                                          "for those reported only (training, redis)")
+    error: dict[str, Any] | None = Field(None, description="when not ready: kind `unavailable` and every reason")
+
+
 class Health(BaseModel):
     status: Literal["ok"]
     version: str

@@ -54,6 +54,7 @@ def serve(settings: Settings) -> int:
 
     from .clients import proxies
     from .connections import protocol
+    from .logs import configure
 
     refused = problem(settings)
     if refused:
@@ -73,10 +74,16 @@ def serve(settings: Settings) -> int:
             if self.started and not self.should_exit:
                 print(banner, flush=True)
 
+        async def shutdown(self, sockets=None) -> None:
+            app.state.drain.begin()   # requests in flight: settings.shutdown_seconds, then a 503 (drain.py)
+            await super().shutdown(sockets)
+
     http = protocol(settings.header_seconds, settings.client_connections,
                     proxies(settings.trusted_proxies, settings.proxy_header), settings.proxy_keep_alive_seconds)
+    log_config = configure(settings.log_level, settings.log_json, settings.access_log)
     config = uvicorn.Config(app, host=settings.host, port=settings.port, log_level=settings.log_level, http=http,
-                            ws="none", access_log=False, proxy_headers=False, timeout_graceful_shutdown=3)
+                            ws="none", access_log=False, proxy_headers=False, log_config=log_config,
+                            timeout_graceful_shutdown=settings.shutdown_seconds + 5)
     server = AnnouncingServer(config)
     server.run()
     return 0 if server.started else 1

@@ -218,11 +218,28 @@ class Settings(BaseSettings):
         unit="folders", flag="--exercises", shown="none")
     check_seconds: float = setting(10.0, "time limit of one exercise check (the worker is killed past it)",
                                    unit="s", gt=0)
+    # operations (docs/deploy.md, "Health, metrics and logs" and "Restarts"): logs, readiness, draining
+    access_log: bool = setting(False, "log one line per request: client, method, path, status, milliseconds",
+                               unit="on/off")
+    log_format: Literal["text", "json"] = setting("text", "log lines as text or as one JSON object each; both "
+                                                  "with UTC timestamps", unit="format", commands=BOTH)
+    ready_seconds: float = setting(2.0, "time limit of each readiness check (store, broker, workers); slower: "
+                                   "not ready", unit="s", gt=0)
+    shutdown_seconds: float = setting(20.0, "at SIGTERM, requests in flight get this long to finish; later "
+                                      "answers are a 503 JSON, never a 500", unit="s", ge=0)
+    worker_stop_seconds: float = setting(60.0, "at SIGTERM the worker takes no new work and its running trainings "
+                                         "get this long to finish, then they fail, saying so (give the service "
+                                         "manager more, e.g. systemd's TimeoutStopSec)", unit="s",
+                                         commands=(WORKER,), flag="--stop-seconds", ge=0)
 
     @classmethod
     def settings_customise_sources(cls, settings_cls, init_settings, env_settings, dotenv_settings,
                                    file_secret_settings):
         return init_settings, VariableSource(settings_cls)
+
+    @property
+    def log_json(self) -> bool:
+        return self.log_format == "json"
 
     @property
     def heavy_pool_size(self) -> int:

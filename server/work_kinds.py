@@ -12,7 +12,7 @@ import orjson
 from .process_pool import WorkTimeout
 
 KINDS: dict[str, Callable[[dict], object]] = {}
-HEAVY = {"compile", "model_run", "model_soft", "model_npz"}   # run in the heavy pool
+HEAVY = {"compile", "model_run", "model_soft", "model_npz", "model_onnx"}   # run in the heavy pool
 
 _MODELS: "OrderedDict[str, object]" = OrderedDict()   # this worker's compiled models, by id
 MODELS_KEPT = 16
@@ -145,6 +145,15 @@ KINDS["model_run"] = _compiler_work(lambda model, p: {"ok": True, "run": model.r
                                                                                      beta=p.get("beta"))})
 KINDS["model_soft"] = _compiler_work(lambda model, p: {"ok": True, "study": model.soft_study(**p.get("options", {}))})
 KINDS["model_npz"] = _compiler_work(_npz)
+
+
+def _onnx(model, payload: dict) -> bytes:
+    from ..interop.export_onnx import export_onnx
+
+    return export_onnx(model, None, dtype=payload.get("dtype", "float64"), attention=payload.get("attention", "hard"))
+
+
+KINDS["model_onnx"] = _compiler_work(_onnx)
 
 
 @kind("provenance")

@@ -1,6 +1,7 @@
 """The compiler over HTTP: POST /compile -> a model id and its summary; POST /models/{id}/run runs the
 compiled transformer (hard or soft attention) with its attention, residual decode and agreement;
-POST /models/{id}/soft the soft-attention study; GET /models/{id}/weights.npz the weights.
+POST /models/{id}/soft the soft-attention study; GET /models/{id}/weights.npz the weights;
+GET /models/{id}/model.onnx the model as an ONNX graph (the onnx extra).
 
 A model is named by its compile request (stored like share links), and workers rebuild it from
 that in well under a second, so ids survive restarts and any worker can serve any model."""
@@ -10,7 +11,7 @@ import re
 from urllib.parse import quote
 
 import orjson
-from fastapi import APIRouter, Depends, Path, Request
+from fastapi import APIRouter, Depends, Path, Query, Request
 from fastapi.concurrency import run_in_threadpool
 from fastapi.responses import Response
 
@@ -122,5 +123,45 @@ async def weights(request: Request, model_id: str = Path(pattern=MODEL_ID), svc:
     if body[:1] == b"{":  # a compile error comes back as JSON
         _unwrap(body, "summary")
     name = f"rasplay-{spec.get('output') or 'model'}-{model_id}.npz"
+    return await answer(body, client_of(request), svc.outgoing, media_type="application/octet-stream",
+                        headers={"Content-Disposition": attachment(name)})
+
+
+def onnx_available() -> bool:
+    """Whether onnx is installed, found without importing it (the workers import it)."""
+    from ...interop.export_onnx import onnx_available as available
+
+    return available()
+
+
+@router.get("/models/{model_id}/model.onnx",
+            responses={200: {"content": {"application/octet-stream": {}},
+                             "description": "an ONNX graph (opset 17): input `input_ids` (int64 [batch, seq], BOS "
+                                            "first), output `logits` (categorical) or `values` (numerical); the "
+                                            "vocabulary and output classes in its metadata (docs/interop.md)"},
+                       **MODEL_RESPONSES,
+                       501: ERROR_RESPONSES[422] | {"description": "The onnx package is not installed on the server"}},
+            response_class=Response, summary="Download a compiled model as ONNX")
+async def onnx_model(request: Request, model_id: str = Path(pattern=MODEL_ID),
+                     dtype: str = Query("float64", pattern="^(float64|float32)$",
+                                        description="the graph's float type"),
+                     attention: str = Query("hard", pattern="^(hard|soft)$",
+                                            description="average-hard attention (the exact model) or softmax at "
+                                                        "the model's attention scale"),
+                     svc: Services = Depends(services)):
+    """The compiled model as a standard ONNX graph that onnxruntime runs. A length-free model is refused
+    with the reason (422)."""
+    spec = await _model(model_id, svc.store)
+    if spec.get("length_free"):
+        from ...interop.export_onnx import LENGTH_FREE_REASON
+        raise ApiError(422, "validation", LENGTH_FREE_REASON)
+    if not onnx_available():
+        raise ApiError(501, "unavailable", "ONNX export needs the onnx package on the server: "
+                                           "pip install 'rasplay[onnx]'")
+    body = await heavy_run(svc, request, "model_onnx",
+                           {"id": model_id, "spec": spec, "dtype": dtype, "attention": attention})
+    if body[:1] == b"{":  # a compile error comes back as JSON
+        _unwrap(body, "summary")
+    name = f"rasplay-{spec.get('output') or 'model'}-{model_id}.onnx"
     return await answer(body, client_of(request), svc.outgoing, media_type="application/octet-stream",
                         headers={"Content-Disposition": attachment(name)})

@@ -3,6 +3,7 @@ events); GET /train/{id} its state and result; DELETE /train/{id} cancels it."""
 from __future__ import annotations
 
 import json
+import logging
 import re
 
 import orjson
@@ -17,6 +18,8 @@ from ..schemas import ERROR_RESPONSES, Overlay, OverlayRequest, TrainJob, TrainR
 from .deps import Services, services
 from ..settings import show_bytes
 from .common import check_source, run_in_pool, torch_available
+
+log = logging.getLogger("rasplay")
 
 router = APIRouter(tags=["train"])
 JOB_ID = JOB_ID_PATTERN
@@ -99,11 +102,22 @@ async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0,
     if last_event_id and re.fullmatch(r"[0-9]{1,9}", last_event_id.strip()):   # anything else is ignored
         start = max(start, int(last_event_id) + 1)
 
+    lost = getattr(getattr(svc.jobs, "board", None), "errors", ())   # the job board's Redis errors (with a broker)
+
     async def stream():   # while a page reads this stream, the job is wanted (settings.train_orphan_seconds)
         yield "retry: 2000\n\n"
-        async for index, event in svc.jobs.follow_job(job_id, start):
-            yield f"id: {index}\nevent: progress\ndata: {json.dumps(event)}\n\n"
-        yield f"event: done\ndata: {json.dumps(await svc.jobs.final(job_id))}\n\n"
+        try:
+            async for index, event in svc.jobs.follow_job(job_id, start):
+                yield f"id: {index}\nevent: progress\ndata: {json.dumps(event)}\n\n"
+            final = await svc.jobs.final(job_id)
+        except lost as e:   # the stream ends with an error event (the page resumes it), never a traceback
+            log.warning("503 event stream of job %s: the job queue is unreachable (%s: %s)", job_id,
+                        type(e).__name__, e)
+            error = {"kind": "unavailable", "message": f"the job queue is unreachable ({type(e).__name__}); "
+                                                       "the stream resumes when it is back"}
+            yield f"event: error\ndata: {json.dumps(error)}\n\n"
+            return
+        yield f"event: done\ndata: {json.dumps(final)}\n\n"
 
     return StreamingResponse(stream(), media_type="text/event-stream",
                              headers={"Cache-Control": "no-cache", "X-Accel-Buffering": "no"})

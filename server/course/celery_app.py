@@ -73,7 +73,8 @@ class Runtime:
 
     async def beat(self) -> None:
         """Say every second that this worker is alive (`rasplay:worker:QUEUE:NAME`, expiring after 5 s):
-        the replicas' /health counts the live workers of each queue."""
+        the replicas' /health and /ready count the live workers of each queue. A stopping worker says
+        at once that it is gone (it takes no new work)."""
         key = f"{WORKER_KEY}{self.queue}:{self.name}"
         while not self.stopping:
             try:
@@ -82,12 +83,31 @@ class Runtime:
             except self.board.errors:
                 pass
             await asyncio.sleep(1)
+        try:
+            await self.board.redis.delete(key)
+        except self.board.errors:
+            pass
 
     def call(self, coro, timeout: float | None = None):
         return asyncio.run_coroutine_threadsafe(coro, self.loop).result(timeout)
 
+    def drain(self, grace_seconds: float) -> None:
+        """The worker was told to stop (SIGTERM): Celery takes no new task and waits for the running ones;
+        the trainings running here get `grace_seconds` to finish, then they are stopped and end `failed`
+        with that reason (train() says it to the student)."""
+        self.stopping = True
+        self.grace_seconds = grace_seconds
+        if self.jobs is not None:
+            log.warning("stopping: %d training(s) running get %g s to finish", len(self.jobs._running), grace_seconds)
+            self.loop.call_soon_threadsafe(self.loop.call_later, grace_seconds, self._stop_jobs)
+
+    def _stop_jobs(self) -> None:
+        for local in list(self.jobs._running):
+            self.jobs.cancel(local)
+
     def stop(self) -> None:
-        """The worker is stopping: its jobs end `failed` (say why), its processes are killed."""
+        """The worker has stopped taking and running tasks: its processes are killed (any job still running
+        ends `failed`, saying why)."""
         self.stopping = True
         try:
             if self.jobs is not None:
@@ -134,7 +154,10 @@ class Runtime:
                 pass
         status, error = local.status, local.error
         if self.stopping and status == "cancelled":
-            status, error = "failed", "the worker training this job was stopped; start the training again"
+            grace = getattr(self, "grace_seconds", None)
+            status, error = "failed", ("the worker training this job was stopped (a restart)" +
+                                       (f" and the training did not finish within its {grace:g} s" if grace else "") +
+                                       "; start the training again")
         for attempt in range(30):   # Redis may be restarting: the job's end must reach the board
             try:
                 await self.board.finish(job_id, status, error=error, result=local.result)
@@ -191,7 +214,12 @@ def run_queue(url: str, settings, queue: str, log_level: str, name: str | None) 
         _runtime = Runtime(url, settings, queue)
 
     @signals.worker_shutting_down.connect(weak=False)
-    def stopping(**_):
+    def stopping(**_):   # SIGTERM: no new task; the running ones finish (trainings within the grace)
+        if _runtime is not None:
+            _runtime.drain(settings.worker_stop_seconds)
+
+    @signals.worker_shutdown.connect(weak=False)
+    def stopped(**_):    # every task has ended
         if _runtime is not None:
             _runtime.stop()
 

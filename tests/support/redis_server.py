@@ -1,5 +1,5 @@
 """A real Redis (Debian's `redis-server` package) for tests: started on a free loopback port in a temporary
-directory, with no persistence, stopped after. Where it is not installed the tests that need it skip with a
+directory, with no persistence (or, asked, the append-only file a course's Redis has), stopped after. Where it is not installed the tests that need it skip with a
 message (under CI=true, conftest turns that skip into a failure)."""
 from __future__ import annotations
 
@@ -16,7 +16,8 @@ from .needs import unavailable
 
 
 class RedisServer:
-    def __init__(self):
+    def __init__(self, persistent: bool = False):
+        self.persistent = persistent   # the append-only file, fsync'ed every second (docs/deploy.md's recipe)
         self.binary = shutil.which("redis-server")
         if self.binary is None:
             unavailable("Redis is not installed: `apt-get install -y redis-server` (make test-deps does it)")
@@ -35,7 +36,7 @@ class RedisServer:
         """Start Redis; returns once it answers PING."""
         self.process = subprocess.Popen(
             [self.binary, "--port", str(self.port), "--bind", "127.0.0.1", "--dir", str(self.dir), "--save", "",
-             "--appendonly", "no", "--daemonize", "no", "--logfile", str(self.dir / "redis.log")],
+             "--appendonly", "yes" if self.persistent else "no", "--appendfsync", "everysec", "--daemonize", "no", "--logfile", str(self.dir / "redis.log")],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = self._redis.Redis.from_url(self.url, socket_connect_timeout=1, socket_timeout=1)
         deadline = time.monotonic() + 60

@@ -84,11 +84,11 @@ def test_the_export_beta_overrides_the_models_attention_scale(tmp_path):
     assert tl_config(model.config, beta=7)["attn_scale"] == pytest.approx(1 / 7)
     assert default != 7
     doc = export_transformer_lens(model, tmp_path / "b7", beta=7, torch_file=False)
-    assert doc["hooked_transformer_config"]["attn_scale"] == pytest.approx(1 / 7)
+    assert doc["transformer_bridge_config"]["attn_scale"] == pytest.approx(1 / 7)
     written = json.loads((tmp_path / "b7" / "config.json").read_text())
-    assert written["hooked_transformer_config"]["attn_scale"] == pytest.approx(1 / 7)
+    assert written["transformer_bridge_config"]["attn_scale"] == pytest.approx(1 / 7)
     plain = export_transformer_lens(model, tmp_path / "plain", torch_file=False)
-    assert plain["hooked_transformer_config"]["attn_scale"] == pytest.approx(1 / default)
+    assert plain["transformer_bridge_config"]["attn_scale"] == pytest.approx(1 / default)
 
 
 def test_nested_rows_are_two_conditions_not_one_per_row():
