@@ -1,4 +1,4 @@
-"""The depth hierarchy (Yang, Cadilhac and Chiang, "Knee-Deep in C-RASP"): for L_k (examples/depth_L{k}.rasp,
+"""The depth hierarchy (Yang, Cadilhac and Chiang, "Knee-Deep in C-RASP"): for L_k (examples/depth_l{k}.rasp,
 per prefix: is the alternating word a b a ... of length k a subsequence so far?), train k layers (the analysis'
 count) and k - 1 layers, causal mask and no positional encoding, on lengths 1-20; test at 21-40 and 41-60.
 Prints per-sequence accuracy per bin, mean and spread over seeds.
@@ -36,7 +36,7 @@ def main() -> None:
     p.add_argument("--d-model", type=int, default=32)
     args = p.parse_args()
     for k in args.ks:
-        source = (ROOT / "examples" / f"depth_L{k}.rasp").read_text()
+        source = (ROOT / "examples" / f"depth_l{k}.rasp").read_text()
         for layers in (k, k - 1):
             start = time.monotonic()
             runs = [train(source, {"vocab": "ab", "min_len": 1, "max_len": args.train_max,

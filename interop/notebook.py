@@ -19,7 +19,7 @@ from pathlib import Path
 
 # The page modules the widget uses (api.js is replaced by an offline one in widget.js).
 PAGE_MODULES = ("values.js", "docmodel.js", "diagram.js", "layout.js", "heatmap.js", "heatmapsvg.js", "plotly.js",
-                "compile.js", "forms.js", "state.js", "train.js", "lengths.js")
+                "compile.js", "forms.js", "state.js", "train.js", "lengths.js", "limits.js", "presentrow.js")
 
 
 @lru_cache(maxsize=1)

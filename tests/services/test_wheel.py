@@ -1,5 +1,5 @@
 """The package as a user installs it: `pip wheel .`, the wheel installed (not editable) into a fresh
-venv, `rasplay serve` run from an unrelated folder. The page, every asset it references, the 20
+venv, `rasplay serve` run from an unrelated folder. The page, every asset it references, the 29
 examples and an evaluation are served from the installed package, and the wheel installs nothing at
 top level but `rasplay`."""
 from __future__ import annotations
@@ -178,7 +178,7 @@ def test_the_pages_and_every_asset_they_reference_are_served(served):
 def test_the_examples_and_an_evaluation_are_served(served):
     with httpx.Client(base_url=served, timeout=30) as c:
         examples = c.get("/api/v1/examples").json()
-        assert len(examples) == 20 == len(list((ROOT / "examples").glob("*.rasp")))
+        assert len(examples) == 29 == len(list((ROOT / "examples").glob("*.rasp")))
         for e in examples:
             one = c.get(f"/api/v1/examples/{e['id']}").json()
             assert one["source"] == (ROOT / "examples" / f"{e['id']}.rasp").read_text(encoding="utf-8")

@@ -39,9 +39,9 @@ HAND_COMPUTED = {
     "length_majority": [("abcbcb", {"majority": ["b"] * 6}), ("abab", {"majority": ["a"] * 4})],
     "length_parity": [("1101001", {"parity": [0] * 7}), ("100", {"parity": [1] * 3})],
     "length_repeat_copy": [("abcabcab", {"repeat_copy": list("----abca")}), ("xyz", {"repeat_copy": list("-xy")})],
-    "depth_L2": [("abbaab", {"in_L2": [False, True, True, True, True, True]}), ("bba", {"in_L2": [False] * 3})],
-    "depth_L3": [("aabbba", {"in_L3": [False] * 5 + [True]}), ("abbaab", {"in_L3": [False] * 3 + [True] * 3})],
-    "depth_L4": [("abbaab", {"in_L4": [False] * 5 + [True]}), ("aabbba", {"in_L4": [False] * 6})],
+    "depth_l2": [("abbaab", {"in_L2": [False, True, True, True, True, True]}), ("bba", {"in_L2": [False] * 3})],
+    "depth_l3": [("aabbba", {"in_L3": [False] * 5 + [True]}), ("abbaab", {"in_L3": [False] * 3 + [True] * 3})],
+    "depth_l4": [("abbaab", {"in_L4": [False] * 5 + [True]}), ("aabbba", {"in_L4": [False] * 6})],
     "length_addition": [([3, 18, 9, 9, 4], {"carry": [0, 0, 1, 1, 1], "sum_digit": [3, 8, 0, 0, 5]}),
                         ([9, 9, 12], {"carry": [0, 0, 0], "sum_digit": [9, 9, 2]})],
 }
@@ -71,3 +71,14 @@ def test_example_outputs(example_id):
             got = res["values"][0]
             assert len(got) == len(want) and all(
                 abs(g - w) < 1e-9 if isinstance(w, float) else g == w for g, w in zip(got, want)), (inp, name, got)
+
+
+def test_every_example_id_is_one_the_api_serves():
+    """GET /examples/{id} takes ids matching its pattern: a file name outside it (depth_L2.rasp) is an example
+    the gallery lists but the page cannot open."""
+    import re
+
+    from rasplay.engine.examples import ID_PATTERN
+
+    refused = [e.id for e in load_examples() if not re.fullmatch(ID_PATTERN.strip("^$"), e.id) or len(e.id) > 64]
+    assert refused == []

@@ -71,3 +71,16 @@ def test_the_static_picture_escapes_names_values_and_messages():
     picture = static_html(data)
     assert "<u>" not in picture and "<td>&lt;u&gt;a</td>" in picture and "<th>&lt;</th>" in picture
     assert "unexpected &#x27;&lt;&#x27;" in picture
+
+
+def test_the_widget_carries_every_module_its_page_modules_import():
+    """The widget links the page's modules as blobs: a module one of them imports that is not carried (a new
+    presentrow.js or limits.js) leaves every view blank. api.js and elk.js are the widget's own."""
+    import re
+
+    from rasplay.interop.notebook import PAGE_MODULES, page_modules
+
+    sources = page_modules()
+    imported = {name for text in sources.values()
+                for name in re.findall(r'(?:\bfrom\s*|\bimport\s*\(?\s*)["\']\./([\w.-]+\.js)["\']', text)}
+    assert imported - set(PAGE_MODULES) - {"api.js", "elk.js"} == set()

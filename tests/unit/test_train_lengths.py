@@ -137,7 +137,7 @@ def test_no_positional_encoding_keeps_the_weights_layout_at_zero():
 @pytest.mark.parametrize("k", [2, 3, 4])
 def test_the_depth_hierarchy_programs_need_k_layers_by_the_analysis(k):
     from rasplay.engine.train import load_task
-    task = load_task((ROOT / "examples" / f"depth_L{k}.rasp").read_text())
+    task = load_task((ROOT / "examples" / f"depth_l{k}.rasp").read_text())
     assert task.output == f"in_L{k}" and task.layers == k and task.heads_per_layer == [1] * k
 
 
