@@ -13,7 +13,7 @@ ROOMS = {"rasplay": "rasplay", "engine": "rasplay.engine", "server": "rasplay.se
          "interop": "rasplay.interop", "web": "rasplay.web", "examples": "rasplay.examples",
          "exercises": "rasplay.exercises"}
 # which rooms each room may import (docs/architecture.md, "Rooms and floors")
-MAY_IMPORT = {"engine": set(), "server": {"engine"}, "interop": {"engine"}, "rasplay": {"engine", "interop"},
+MAY_IMPORT = {"engine": set(), "server": {"engine", "interop"}, "interop": {"engine"}, "rasplay": {"engine", "interop"},
               "cli": {"engine", "server", "interop"}, "web": set(), "examples": set(), "exercises": set()}
 
 
