@@ -163,8 +163,10 @@ def evaluate_interpretation(interp: Interpretation, inputs: list[Input], names: 
     definitions = interp.definitions
     if names is not None:
         known = {d.name for d in definitions}
+        # a program stopped by its time limit may define the name on a line it never reached: say only why it stopped
+        stopped = any(d.get("kind") == "timeout" for d in diagnostics)
         for name in names:
-            if name not in known:
+            if name not in known and not stopped:
                 diagnostics.append(diagnostic(f"the program defines no s-op or selector named '{name}'", None,
                                               "error", "name"))
         definitions = [d for d in definitions if d.name in set(names)]

@@ -186,6 +186,17 @@ def test_the_time_limit_of_a_check_is_kept():
     assert r["diagnostics"][-1]["kind"] == "timeout"
 
 
+def test_a_check_stopped_early_by_its_time_limit_says_only_that():
+    """Stopped before the line that defines the target, the check does not also say the target is undefined
+    (a busy machine reaches the time limit earlier: the last diagnostic must still be the time-out)."""
+    heavy = "x = indices;\n" + "".join(f"x = aggregate(select(x, indices, >=), x) + {i % 3};\n" for i in range(300)) \
+        + "reverse = tokens if x > -1 else tokens;"
+    reverse = shipped("reverse")
+    assert check(reverse, REVERSE_RIGHT)["passed"]
+    r = check(reverse, heavy, check_limits=CheckLimits(seconds=0.001))
+    assert r["status"] == "error" and [d["kind"] for d in r["diagnostics"]] == ["timeout"]
+
+
 def test_a_reference_past_the_time_limit_is_a_timeout_not_a_crash():
     from rasplay.engine.exercises.grading import _CACHE
 
