@@ -33,7 +33,7 @@ async def evaluate(req: EvaluateRequest, request: Request, svc: Services = Depen
 @router.post("/analyze", response_model=AnalysisDocument, responses=RESPONSES,
              summary="Layers, heads and the dependency graph of a program")
 async def analyze(req: AnalyzeRequest, request: Request, svc: Services = Depends(services)):
-    """The layer and head allocation (DESIGN section 3) with the dependency graph, for diagrams."""
+    """The layer and head allocation (docs/architecture.md; engine/analysis.py) with the dependency graph, for diagrams."""
     settings = svc.settings
     check_source(req.source, settings)
     payload = {"source": req.source, "output": req.output, "limits": settings.engine_limits_json()}
