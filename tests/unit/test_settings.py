@@ -44,10 +44,13 @@ def test_settings_are_what_serve_runs_with_no_flags():
 
 def test_every_setting_is_a_serve_flag_and_the_worker_takes_the_shared_ones():
     serve = option_strings("serve")
+    # only the worker's own stop grace is not the server's (its trainings run in the worker)
+    worker_only = {n for n, f in Settings.model_fields.items() if f.json_schema_extra["commands"] == ["worker"]}
+    assert worker_only == {"worker_stop_seconds"}
     for name, field in Settings.model_fields.items():
-        assert flag_of(name, field) in serve, name
+        assert name in worker_only or flag_of(name, field) in serve, name
         assert field.description and field.json_schema_extra["unit"], name
-    assert serve - {"-h", "--help"} == {flag_of(n, f) for n, f in Settings.model_fields.items()}
+    assert serve - {"-h", "--help"} == {flag_of(n, f) for n, f in Settings.model_fields.items() if n not in worker_only}
     worker = option_strings("worker") - {"-h", "--help", "--queues", "--name"}
     assert worker == {flag_of(n, f) for n, f in fields("worker").items()}
     # the copies that disagreed: both commands take the compile limit and the heavy workers, same defaults
@@ -104,9 +107,9 @@ def test_the_worker_hands_its_settings_to_its_queues_in_the_environment(monkeypa
     monkeypatch.setattr(os, "environ", {**os.environ, **as_environment(settings, "worker")})
     assert settings_from(parsed("worker"), "worker") == settings   # what a queue's process reads back
     seen = {}
-    monkeypatch.setattr(worker, "supervise", lambda env, queues: seen.update(env=env, queues=queues) or 0)
+    monkeypatch.setattr(worker, "supervise", lambda env, queues, stop_seconds: seen.update(env=env, queues=queues, stop=stop_seconds) or 0)
     assert worker.run(parsed("worker", "--broker", url)) == 0
-    assert seen["queues"] == ["train", "heavy"] and seen["env"]["RASPLAY_BROKER"] == url
+    assert seen["queues"] == ["train", "heavy"] and seen["env"]["RASPLAY_BROKER"] == url and seen["stop"] == 60.0
 
 
 def test_readme_holds_the_generated_settings_table():
