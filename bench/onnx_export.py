@@ -1,5 +1,5 @@
 """ONNX export agreement: every shipped example and Tracr program (bench/compile.py's set) and, with --root,
-InterpBench's Tracr programs (bench/interpbench.py), compiled, written as ONNX (interop/export_onnx.py) in
+InterpBench's Tracr programs (bench/interpbench.py), compiled, written as ONNX (interop/onnx_graph.py) in
 float64 and float32 with average-hard and softmax attention, and run in onnxruntime. Prints, per model and
 variant, how many inputs decode exactly as the compiled model does in our numpy runner with the same
 attention (hard: the exact model; soft: softmax at the model's attn_scale), the shortest length where a
@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT / "bench"))
 
 from rasplay import engine  # noqa: E402
 from rasplay.engine.compiler.agreement import input_ids  # noqa: E402
-from rasplay.interop.export_onnx import export_onnx, load_onnx  # noqa: E402
+from rasplay.interop.onnx_graph import export_onnx, load_onnx  # noqa: E402
 
 VARIANTS = [("float64", "hard"), ("float64", "soft"), ("float32", "hard"), ("float32", "soft")]
 

@@ -56,7 +56,7 @@ def run(args) -> int:
               file=sys.stderr)
         return 2
     if args.export and args.export[0] == "onnx":
-        from ..interop.export_onnx import onnx_available
+        from ..interop.onnx_graph import onnx_available
         if not onnx_available():
             print("rasplay: --export onnx needs the onnx package: pip install 'rasplay[onnx]'", file=sys.stderr)
             return 2
@@ -100,7 +100,7 @@ def _export(args, model) -> dict:
     """--export FORMAT PATH: the model written for TransformerLens (a folder) or ONNX (a file)."""
     fmt, path = args.export
     if fmt == "onnx":
-        from ..interop.export_onnx import export_onnx
+        from ..interop.onnx_graph import export_onnx
         export_onnx(model, path, dtype=args.onnx_dtype, attention=args.onnx_attention)
         return {"format": fmt, "file": path, "dtype": args.onnx_dtype, "attention": args.onnx_attention}
     from ..interop.export_tl import export_transformer_lens
@@ -146,7 +146,7 @@ def _compile_length_free(args, source, output, load_dirs, limits) -> int:
         print("rasplay: compile needs --max-len N (or --length-free)", file=sys.stderr)
         return 2
     if args.export and args.export[0] == "onnx":
-        from ..interop.export_onnx import LENGTH_FREE_REASON
+        from ..interop.onnx_graph import LENGTH_FREE_REASON
         print(f"rasplay: {LENGTH_FREE_REASON}", file=sys.stderr)
         return 2
     if args.export or args.encoding:

@@ -1,5 +1,5 @@
 """rasplay's doors to other tools: Tracr programs in (tracr*.py), TransformerLens models out
-(export_tl.py), ONNX graphs out (export_onnx.py), notebook views (notebook.py). Imported as `rasplay.interop`."""
+(export_tl.py), ONNX graphs out (onnx_graph.py), notebook views (notebook.py). Imported as `rasplay.interop`."""
 
 
 def load_tl(path):
@@ -12,14 +12,14 @@ def load_tl(path):
 
 def export_onnx(model, path=None, dtype: str = "float64", attention: str = "hard") -> bytes:
     """A compiled max_len model as an ONNX graph (input `input_ids`, output `logits` or `values`) written to
-    `path` (also returned as bytes); needs the `onnx` extra (see interop/export_onnx.py)."""
-    from .export_onnx import export_onnx as _export
+    `path` (also returned as bytes); needs the `onnx` extra (see interop/onnx_graph.py)."""
+    from .onnx_graph import export_onnx as _export
 
     return _export(model, path, dtype=dtype, attention=attention)
 
 
 def load_onnx(path):
-    """An exported .onnx file in onnxruntime, with `.run(inputs)` -> decoded values (see interop/export_onnx.py)."""
-    from .export_onnx import load_onnx as _load
+    """An exported .onnx file in onnxruntime, with `.run(inputs)` -> decoded values (see interop/onnx_graph.py)."""
+    from .onnx_graph import load_onnx as _load
 
     return _load(path)

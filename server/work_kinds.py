@@ -148,7 +148,7 @@ KINDS["model_npz"] = _compiler_work(_npz)
 
 
 def _onnx(model, payload: dict) -> bytes:
-    from ..interop.export_onnx import export_onnx
+    from ..interop.onnx_graph import export_onnx
 
     return export_onnx(model, None, dtype=payload.get("dtype", "float64"), attention=payload.get("attention", "hard"))
 

@@ -129,7 +129,7 @@ async def weights(request: Request, model_id: str = Path(pattern=MODEL_ID), svc:
 
 def onnx_available() -> bool:
     """Whether onnx is installed, found without importing it (the workers import it)."""
-    from ...interop.export_onnx import onnx_available as available
+    from ...interop.onnx_graph import onnx_available as available
 
     return available()
 
@@ -153,7 +153,7 @@ async def onnx_model(request: Request, model_id: str = Path(pattern=MODEL_ID),
     with the reason (422)."""
     spec = await _model(model_id, svc.store)
     if spec.get("length_free"):
-        from ...interop.export_onnx import LENGTH_FREE_REASON
+        from ...interop.onnx_graph import LENGTH_FREE_REASON
         raise ApiError(422, "validation", LENGTH_FREE_REASON)
     if not onnx_available():
         raise ApiError(501, "unavailable", "ONNX export needs the onnx package on the server: "

@@ -1,4 +1,4 @@
-"""ONNX out: compiled models written as ONNX graphs (interop/export_onnx.py) and run in the real onnxruntime
+"""ONNX out: compiled models written as ONNX graphs (interop/onnx_graph.py) and run in the real onnxruntime
 (the `onnx` extra) give the compiler's decoded outputs on every input up to max_len, in float64 and float32,
 with average-hard and softmax attention; the CLI, the Python functions and the REST download."""
 from __future__ import annotations
@@ -25,7 +25,7 @@ else:
     need("onnxruntime")
 
 from rasplay.interop import export_onnx, load_onnx  # noqa: E402
-from rasplay.interop.export_onnx import LENGTH_FREE_REASON, OnnxExportError, build_graph  # noqa: E402
+from rasplay.interop.onnx_graph import LENGTH_FREE_REASON, OnnxExportError, build_graph  # noqa: E402
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = {
