@@ -15,12 +15,11 @@ function el(tag, attrs = {}, ...children) {
   return node;
 }
 
-function row() {
+function row(diagram) {
   let box = document.getElementById("present-row");
   if (!box) {
     box = el("div", { id: "present-row", class: "present-row", role: "group" });
-    const diagram = document.getElementById("diagram");
-    diagram.before(box);
+    diagram.before(box);   // the page's #diagram, or a notebook widget's own diagram box
   }
   return box;
 }
@@ -43,12 +42,12 @@ function card(unit, { onSelectHead, selectedSelector }) {
 
 // Shows layer `layer`'s units as cards (presenter mode), or nothing when `layer` is null.
 export function renderPresentRow(diagram, units, layer, layers, hooks, rerender) {
-  const box = row();
+  const box = row(diagram);
   const presenting = layer !== null && layer !== undefined && layer >= 1 && layer <= layers;
   box.hidden = !presenting;
   diagram.classList.toggle("collapsed", presenting && !whole);
   diagram.dataset.fitHeight = presenting && whole ? "1" : "0";
-  diagram.closest(".panel").classList.toggle("whole", presenting && whole);
+  diagram.closest(".panel")?.classList.toggle("whole", presenting && whole);   // (a widget has no .panel)
   if (!presenting) { box.replaceChildren(); return; }
   const mine = units.filter((u) => u.row === layer && u.kind !== "embed");
   box.setAttribute("aria-label", `Layer ${layer} of ${layers}: its heads and MLP`);
