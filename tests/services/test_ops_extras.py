@@ -195,10 +195,13 @@ def test_train_trains_a_tiny_model(wheel, tmp_path, home):
 
 def test_tl_exports_to_transformer_lens(wheel, tmp_path, home):
     bin_dir = venv_with(wheel, "tl", tmp_path)
-    out = python(bin_dir, "import transformer_lens, torch\n"
-                          "from rasplay.interop.export_tl import load_hooked_transformer\n"
-                          "print(torch.__version__, transformer_lens.HookedTransformer.__name__)", home)
-    assert out.split() == ["2.13.0+cpu", "HookedTransformer"]
+    out = python(bin_dir, "import torch\n"
+                          "from transformer_lens import TransformerBridge\n"
+                          "import transformer_lens.model_bridge.sources.native\n"
+                          "from rasplay.interop.export_tl import export_transformer_lens, load_transformer_bridge\n"
+                          "print(torch.__version__, TransformerBridge.__name__, hasattr(TransformerBridge, 'boot_native'))",
+                 home)
+    assert out.split() == ["2.13.0+cpu", "TransformerBridge", "True"]
 
 
 def test_notebook_makes_a_widget(wheel, tmp_path, home):
