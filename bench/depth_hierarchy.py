@@ -6,8 +6,9 @@ Prints per-sequence accuracy per bin, mean and spread over seeds.
     python bench/depth_hierarchy.py                 # k = 2, 3, 4; 2 seeds of 30 s per model
     python bench/depth_hierarchy.py --ks 3 --seeds 3 --seconds 60
 
-Inputs are uniform over {a, b} (the paper's data are block strings a+b+a+...): docs/length_generalization.md.
-Figures depend on the machine's load: say so beside them.
+Inputs are block strings (the trainer's `blocks` option: 1..k+1 runs of one token, a+b+a+... or b+a+b+..., as the
+paper's data are runs; theirs have exactly k runs and start with a), or uniform over {a, b} with --inputs uniform:
+docs/length_generalization.md. Figures depend on the machine's load: say so beside them.
 """
 from __future__ import annotations
 
@@ -34,6 +35,8 @@ def main() -> None:
     p.add_argument("--seconds", type=float, default=30.0)
     p.add_argument("--train-max", type=int, default=20)
     p.add_argument("--d-model", type=int, default=32)
+    p.add_argument("--inputs", choices=["blocks", "uniform"], default="blocks")
+    p.add_argument("--threads", type=int, default=1)
     args = p.parse_args()
     for k in args.ks:
         source = (ROOT / "examples" / f"depth_l{k}.rasp").read_text()
@@ -43,7 +46,8 @@ def main() -> None:
                                    "test_min_len": args.train_max + 1, "test_max_len": 3 * args.train_max,
                                    "layers": layers, "heads": 1, "positional": "none", "causal": True,
                                    "d_model": args.d_model, "time_budget": args.seconds, "n_train": 5000,
-                                   "n_test": 100, "eval_every": 200, "seed": seed, "match_examples": 50})
+                                   "n_test": 100, "eval_every": 200, "seed": seed, "match_examples": 50,
+                                   "blocks": k + 1 if args.inputs == "blocks" else None, "threads": args.threads})
                     for seed in range(args.seeds)]
             bins = runs[0]["lengths"]["bins"]
             cols = [spread([r["lengths"]["bins"][i]["seq_acc"] for r in runs]) for i in range(len(bins))]

@@ -18,6 +18,8 @@ def add_parser(sub) -> None:
     p.add_argument("--train-lengths", metavar="LO-HI", help="training lengths, e.g. 1-20 (sets --min-len and --max-len)")
     p.add_argument("--test-lengths", metavar="LO-HI",
                    help="longer held-out lengths, e.g. 21-60: accuracy per length and per bin (docs/length_generalization.md)")
+    p.add_argument("--blocks", type=int, metavar="N",
+                   help="inputs as 1..N runs of one token (a+b+a+..., as the L_k data of Yang et al.), not uniform tokens")
     p.add_argument("--bin-width", type=int, help="lengths per test bin (default: the training range's width)")
     p.add_argument("--positional", choices=["learned", "random_offset", "none"],
                    help="position encoding: learned (default), random_offset (learned, trained at random offsets), none")
@@ -70,7 +72,7 @@ def _print_matches(matches: list[dict]) -> None:
 def _length_options(args) -> dict:
     from ..engine.train.lengths import parse_range
 
-    out = {"n_train": args.n_train, "n_test": args.n_test, "bin_width": args.bin_width,
+    out = {"n_train": args.n_train, "n_test": args.n_test, "bin_width": args.bin_width, "blocks": args.blocks,
            "positional": args.positional, "causal": args.causal or None, "device": args.device}
     if args.train_lengths:
         out["min_len"], out["max_len"] = parse_range(args.train_lengths, "--train-lengths")

@@ -235,6 +235,8 @@ class TrainRequest(BaseModel):
     test_max_len: Optional[int] = Field(None, ge=2, le=512)
     bin_width: Optional[int] = Field(None, ge=1, le=512, description="lengths per test bin (default: the training "
                                                                     "range's width; at most 32 bins)")
+    blocks: Optional[int] = Field(None, ge=1, le=512, description="draw inputs as 1..blocks runs of one token "
+                                  "(a+b+a+..., as Yang, Cadilhac and Chiang's L_k data) instead of uniform tokens")
     positional: Literal["learned", "random_offset", "none"] = Field(
         "learned", description="learned positions; random_offset: learned, trained at random offsets so that every "
                                "position up to test_max_len is trained (Huang et al.); none: no positional encoding")

@@ -8,7 +8,7 @@ from .errors import TrainError
 DEFAULT_STEPS = 2000
 
 # upper bounds that keep one CPU job bounded
-LIMITS = {"max_len": 512, "test_max_len": 512, "layers": 12, "heads": 16, "d_model": 1024, "batch_size": 4096,
+LIMITS = {"blocks": 512, "max_len": 512, "test_max_len": 512, "layers": 12, "heads": 16, "d_model": 1024, "batch_size": 4096,
           "n_train": 200_000, "n_test": 20_000, "steps": 1_000_000, "time_budget": 3600.0,
           "threads": 64, "warmup": 1_000_000, "eval_every": 1_000_000, "d_mlp": 4096, "match_examples": 20_000}
 
@@ -24,6 +24,7 @@ class TrainConfig:
     kind: str = "auto"                 # auto | categorical | numerical
     n_train: int = 20_000
     n_test: int = 1_000
+    blocks: int | None = None          # inputs as 1..blocks runs of one token (L_k's a+b+a+...), not uniform tokens
     # the model (layers / heads: None = the RASP analysis of the output)
     layers: int | None = None
     heads: int | None = None
@@ -76,7 +77,7 @@ class TrainConfig:
             self.vocab = list(self.vocab)
         ints = {"min_len": 1, "max_len": 1, "n_train": 1, "n_test": 1, "d_model": 1, "batch_size": 1,
                 "warmup": 0, "eval_every": 1, "seed": 0, "threads": 1, "match_examples": 1}
-        optional_ints = {"layers": 0, "heads": 1, "d_mlp": 1, "steps": 1, "test_min_len": 1, "test_max_len": 1,
+        optional_ints = {"blocks": 1, "layers": 0, "heads": 1, "d_mlp": 1, "steps": 1, "test_min_len": 1, "test_max_len": 1,
                          "bin_width": 1}
         for name, low in list(ints.items()) + list(optional_ints.items()):
             v = getattr(self, name)

@@ -142,12 +142,34 @@ def check_vocab(vocab) -> list:
     return vocab
 
 
-def sample_inputs(n_tokens: int, min_len: int, max_len: int, count: int, rng: np.random.Generator):
-    """(count, max_len) token indices (padding: -1) and lengths, uniform lengths then uniform tokens."""
+def sample_inputs(n_tokens: int, min_len: int, max_len: int, count: int, rng: np.random.Generator,
+                  blocks: int | None = None):
+    """(count, max_len) token indices (padding: -1) and lengths, uniform lengths then uniform tokens; with `blocks`,
+    each input is instead 1..blocks runs of one token (see sample_blocks)."""
     lengths = rng.integers(min_len, max_len + 1, size=count)
-    toks = rng.integers(0, n_tokens, size=(count, max_len))
+    if blocks is None:
+        toks = rng.integers(0, n_tokens, size=(count, max_len))
+    else:
+        toks = sample_blocks(n_tokens, lengths, max_len, blocks, rng)
     toks[np.arange(max_len)[None, :] >= lengths[:, None]] = -1
     return toks, lengths
+
+
+def sample_blocks(n_tokens: int, lengths: np.ndarray, width: int, blocks: int, rng: np.random.Generator) -> np.ndarray:
+    """Inputs made of runs, as Yang, Cadilhac and Chiang's data for L_k (a+b+a+...): each row is r runs, r uniform in
+    1..min(blocks, length); the r - 1 run boundaries fall at distinct random positions; the first run's token is
+    uniform and each next run's token uniform among the others (so neighbouring runs differ)."""
+    count = len(lengths)
+    runs = rng.integers(1, np.minimum(blocks, lengths) + 1)
+    pos = np.arange(width)[None, :]
+    keys = rng.random((count, width))
+    keys[(pos == 0) | (pos >= lengths[:, None])] = np.inf      # boundaries only inside the input, never at 0
+    rank = np.argsort(np.argsort(keys, axis=1), axis=1)
+    run_of = np.cumsum(rank < (runs - 1)[:, None], axis=1)     # which run each position is in
+    first = rng.integers(0, n_tokens, size=(count, 1))
+    steps = rng.integers(1, max(n_tokens, 2), size=(count, blocks - 1)) if n_tokens > 1 else np.zeros((count, blocks - 1), int)
+    run_tokens = (np.concatenate([first, first + np.cumsum(steps, axis=1)], axis=1) % n_tokens).astype(np.int64)
+    return np.take_along_axis(run_tokens, np.minimum(run_of, blocks - 1), axis=1)
 
 
 def label(task: Task, values: np.ndarray, toks: np.ndarray, lengths: np.ndarray, limits: Limits,
@@ -245,13 +267,14 @@ def _assemble(groups, targets, T: int, offset: int, model_ids: np.ndarray, toks:
 def make_data(task: Task, vocab: list, min_len: int, max_len: int, *, n_train: int = 20000, n_test: int = 1000,
               seed: int = 0, bos: bool = True, bos_token=BOS_TOKEN, model_vocab: list | None = None,
               bos_id: int | None = None, kind: str = "auto", classes: list | None = None,
-              limits: Limits | None = None) -> TaskData:
+              limits: Limits | None = None, blocks: int | None = None) -> TaskData:
     """Sample, label and split the data of a task.
 
     vocab: the tokens inputs are drawn from. The model's vocabulary is `vocab` followed by the BOS
     token (when `bos`), or `model_vocab` with its `bos_id` (to train a loaded model, e.g. compiled
     weights). kind: "auto" (float outputs are numerical, others categorical), "categorical" or
-    "numerical". Held-out inputs do not occur in the training split, except at lengths with fewer
+    "numerical". blocks: draw inputs as runs of one token (sample_blocks) instead of uniform tokens.
+    Held-out inputs do not occur in the training split, except at lengths with fewer
     possible inputs than samples (there, both splits draw from all of them).
     """
     limits = limits or DEFAULT_LIMITS
@@ -278,7 +301,7 @@ def make_data(task: Task, vocab: list, min_len: int, max_len: int, *, n_train: i
     offset = 0 if bos_id is None else 1
 
     rng = np.random.default_rng(seed)
-    toks, lengths = sample_inputs(len(vocab), min_len, max_len, n_train + n_test, rng)
+    toks, lengths = sample_inputs(len(vocab), min_len, max_len, n_train + n_test, rng, blocks)
     groups, dropped, reason = label(task, values, toks, lengths, limits)
     if not groups:
         raise TrainError(f"the program failed on every sampled input ({dropped} of {dropped}): {reason}")

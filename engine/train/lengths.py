@@ -66,12 +66,13 @@ def _targets(values: np.ndarray, data: TaskData) -> tuple[np.ndarray, int]:
 
 
 def make_longer(task: Task, data: TaskData, vocab: list, cfg: TrainConfig, limits: Limits | None = None) -> Longer:
-    """n_test inputs per longer bin, lengths uniform over the longer range, labelled by the program."""
+    """n_test inputs per longer bin, lengths uniform over the longer range (runs of one token with cfg.blocks),
+    labelled by the program."""
     limits = limits or DEFAULT_LIMITS
     lo, hi = cfg.test_min_len, cfg.test_max_len
     count = cfg.n_test * (len(length_bins(cfg)) - 1)
     rng = np.random.default_rng([cfg.seed, 0x10A6])
-    toks, lengths = sample_inputs(len(vocab), lo, hi, count, rng)
+    toks, lengths = sample_inputs(len(vocab), lo, hi, count, rng, cfg.blocks)
     plain = replace(task, heads=[])          # no selectors: the overlay runs the program on its one input
     groups, dropped, reason = label(plain, array_from_values(vocab, "the vocabulary"), toks, lengths, limits)
     if not groups:

@@ -196,7 +196,7 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
 
 
 def _make_data(task: Task, cfg: TrainConfig, start: TrainableTransformer | None) -> TaskData:
-    common = dict(n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, kind=cfg.kind)
+    common = dict(n_train=cfg.n_train, n_test=cfg.n_test, seed=cfg.seed, kind=cfg.kind, blocks=cfg.blocks)
     if start is None:
         data = make_data(task, cfg.vocab, cfg.min_len, cfg.max_len, bos=cfg.bos, **common)
         data.max_len = cfg.longest + data.offset   # the position table reaches the longest test input

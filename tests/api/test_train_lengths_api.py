@@ -68,6 +68,8 @@ def test_per_bin_accuracy_over_the_api(train_server):
     ({"test_min_len": 8}, "give both test_min_len and test_max_len"),
     ({"positional": "rotary"}, "positional"),
     ({"test_min_len": 6, "test_max_len": 600}, "test_max_len"),
+    ({"blocks": 0}, "blocks"),
+    ({"blocks": 513}, "blocks"),
 ])
 def test_bad_length_requests_are_clear_4xx(train_server, change, message):
     with train_server.client() as c:

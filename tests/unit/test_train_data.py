@@ -69,3 +69,43 @@ def test_task_errors_are_clear():
         TrainConfig.from_dict({"vocab": "ab", "stepz": 3})
 
 
+
+
+def runs_of(row):
+    """The runs of one token in a row (padding -1 dropped): [(token, run length), ...]."""
+    out = []
+    for t in row[row >= 0]:
+        if out and out[-1][0] == t:
+            out[-1][1] += 1
+        else:
+            out.append([t, 1])
+    return out
+
+
+@pytest.mark.parametrize("n_tokens,blocks", [(2, 3), (5, 4), (3, 1)])
+def test_block_inputs_are_runs_of_one_token_with_every_run_count(n_tokens, blocks):
+    from rasplay.engine.train.data import sample_inputs
+
+    toks, lengths = sample_inputs(n_tokens, 1, 12, 4000, np.random.default_rng(7), blocks=blocks)
+    counts = set()
+    for row, n in zip(toks, lengths):
+        assert (row[:n] >= 0).all() and (row[n:] == -1).all() and row[:n].max() < n_tokens
+        runs = runs_of(row)             # neighbouring runs differ, so these are the sampled runs
+        assert 1 <= len(runs) <= min(blocks, n)
+        counts.add(len(runs))
+    assert counts == set(range(1, blocks + 1))
+    firsts = {int(row[0]) for row in toks}
+    assert firsts == set(range(n_tokens))
+
+
+def test_block_inputs_train_data_and_are_refused_out_of_bounds():
+    depth = (ROOT / "examples" / "depth_l3.rasp").read_text()
+    data = make_data(load_task(depth), list("ab"), 3, 10, n_train=200, n_test=40, seed=1, blocks=3)
+    for split in (data.train, data.test):
+        for r in range(len(split)):
+            row = split.ids[r, data.offset:split.lengths[r]]
+            assert len(runs_of(row)) <= 3
+    assert TrainConfig.from_dict({"vocab": "ab", "blocks": 3}).blocks == 3
+    for bad in (0, 513, "2"):
+        with pytest.raises(TrainError, match="blocks"):
+            TrainConfig.from_dict({"vocab": "ab", "blocks": bad})
