@@ -241,8 +241,9 @@ class TrainRequest(BaseModel):
         "learned", description="learned positions; random_offset: learned, trained at random offsets so that every "
                                "position up to test_max_len is trained (Huang et al.); none: no positional encoding")
     causal: bool = Field(False, description="a causal (decoder) mask instead of bidirectional attention")
-    device: Literal["cpu", "cuda", "auto"] = Field("cpu", description="where the job trains (auto: a GPU when the "
-                                                                     "worker has one)")
+    device: Optional[Literal["cpu", "cuda", "auto"]] = Field(
+        None, description="where the job trains (auto: a GPU when the worker has one); default: the server's "
+                          "--train-device (cpu unless set)")
     init_model: Optional[str] = Field(None, pattern=r"^m[a-z2-7]{15}$",
                                       description="start from this compiled model's weights (fine-tuning; the learning "
                                                   "rate then defaults to 1e-5, which keeps the exact model exact)")

@@ -175,6 +175,9 @@ class Settings(BaseSettings):
                                "places: one is always left for others; more: 429)", unit="jobs", ge=0)
     train_seconds: float = setting(600.0, "time limit of a training job (give replicas and workers the same)",
                                    unit="s", commands=BOTH, gt=0)
+    train_device: Literal["cpu", "cuda", "auto"] = setting(
+        "cpu", "where a training job runs when its request names no device (auto: a GPU when the process that runs the "
+        "job has one; cuda: refused there without one)", unit="device")
     train_orphan_seconds: float = setting(30.0, "a training job that no page follows (no event stream, no status "
                                           "asked) for this long is cancelled: its page was closed", unit="s",
                                           commands=BOTH, gt=0)

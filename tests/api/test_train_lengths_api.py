@@ -77,6 +77,32 @@ def test_bad_length_requests_are_clear_4xx(train_server, change, message):
         assert r.status_code == 422 and message in r.text, r.text
 
 
+def test_the_servers_train_device_is_the_default_of_a_request_without_one(tmp_path):
+    """--train-device cuda on a machine without a GPU: a request naming no device trains on cuda, so the job fails
+    with the trainer's reason; one naming cpu trains. (With a GPU the first job trains there.)"""
+    import torch
+    from support.live_server import LiveServer
+
+    server = LiveServer(tmp_path, "--workers", "1", "--train-jobs", "1", "--train-queue", "2", "--train-device", "cuda")
+    try:
+        with server.client() as c:
+            body = {"source": PER_POSITION, "vocab": "ab", "max_len": 4, "steps": 5, "n_train": 50, "n_test": 10,
+                    "d_model": 8}
+            first = c.post("/api/v1/train", json=body)
+            assert first.status_code == 202, first.text
+            _, done = read_events(f"{server.url}/api/v1/train/{first.json()['id']}/events")
+            if torch.cuda.is_available():
+                assert done["status"] == "done", done
+            else:
+                assert done["status"] == "failed" and "device cuda was asked for" in done["error"], done
+            second = c.post("/api/v1/train", json={**body, "device": "cpu"})
+            assert second.status_code == 202, second.text
+            _, done = read_events(f"{server.url}/api/v1/train/{second.json()['id']}/events")
+            assert done["status"] == "done", done
+    finally:
+        server.stop()
+
+
 def cli(*args):
     code = "import sys; from rasplay.cli.main import main; sys.exit(main(sys.argv[1:]))"
     return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, cwd=ROOT, timeout=300)
