@@ -1,11 +1,13 @@
 """The page on a phone (390x844): after loading it, an example and an exercise, what a user needs is inside the
 window's width, not cut and not overlapping: the top bar's buttons (Run), the editor, the values table (its
 last column reached by scrolling the table, not the page), the diagram (zoomed in, it scrolls in its panel
-instead of widening the page), the heatmap, and the exercise's task and Check button, which checks."""
+instead of widening the page), the heatmap, and the exercise's task and Check button (above the editor in one
+column), which checks."""
 from __future__ import annotations
 
 import pytest
 
+from support.a11y import audit
 from support.browser_kit import ARTIFACTS, Guarded, open_app, runs, set_program, wait_for_run
 
 pytestmark = pytest.mark.browser
@@ -88,10 +90,16 @@ def test_a_phone_shows_the_page_an_example_and_an_exercise_whole(browser, live_s
         page.evaluate("location.hash = '#x=reverse'")
         page.wait_for_function("() => document.getElementById('exercise-title').textContent === 'Reverse'")
         assert_laid_out(page, topbar_buttons(page) + PANELS + ["#exercise-task", "#exercise-budget", "#check-btn"])
+        # in one column the task and Check come first, above the editor (read the task, then write)
+        tops = page.evaluate("""() => ['#exercise-panel', '.editor-panel', '.inputs-panel', '.values-panel', '.diagram-panel']
+            .map((s) => document.querySelector(s).getBoundingClientRect().top)""")
+        assert tops == sorted(tops), tops
         set_program(page, REVERSE_RIGHT)
         page.click("#check-btn")
         page.wait_for_selector("#exercise-result .verdict[data-status='pass']", timeout=60_000)
         assert_laid_out(page, PANELS + ["#exercise-task", "#check-btn", "#exercise-result"])
+        # the one-column exercise layout keeps the page's landmarks and names: axe finds nothing serious
+        assert audit(page) == []
         page.screenshot(path=ARTIFACTS / "phone-390-exercise.png", full_page=True)
     finally:
         guarded.close()
