@@ -40,7 +40,8 @@ def find_exercise(spec: str, folders: list[str]):
 
 
 def print_check(path: str, r: dict) -> None:
-    mark = {"pass": "PASS", "wrong": "WRONG", "over_budget": "OVER BUDGET", "error": "ERROR"}[r["status"]]
+    mark = {"pass": "PASS", "wrong": "WRONG", "outside_fragment": "OUTSIDE FRAGMENT", "over_budget": "OVER BUDGET",
+            "error": "ERROR"}[r["status"]]
     print(f"{mark}  {r['exercise']}: {r['message']}")
     v = r.get("verdict")
     if v and v["internal_error"]:

@@ -6,7 +6,10 @@ from typing import Any, Literal, Optional, Union
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..engine.dialect import FRAGMENTS
 from .schemas import Diagnostic, Token
+
+FRAGMENT_IDS = tuple(fid for fid, _ in FRAGMENTS)
 
 
 class ExerciseBudget(BaseModel):
@@ -38,6 +41,10 @@ class ExercisePublic(ExerciseSummary):
     proof: Literal["auto", "every_length", "lengths", "off"] = Field(
         "auto", description="proven verdicts: auto (where both programs are in causal B-RASP or C-RASP), "
                             "every_length (asked for), lengths (only the exercise's lengths matter), off")
+    fragment: Optional[Literal[FRAGMENT_IDS]] = Field(
+        None, description="the fragment of RASP the program must be in (a fragment id of the dialect check, "
+                          "smallest first: " + ", ".join(FRAGMENT_IDS) + "); none: any program")
+    fragment_name: Optional[str] = Field(None, description="that fragment's name (e.g. C-RASP)")
 
 
 class CheckRequest(BaseModel):
@@ -104,7 +111,9 @@ class CheckResult(BaseModel):
     exercise: str
     target: str
     passed: bool
-    status: Literal["pass", "wrong", "over_budget", "error"]
+    status: Literal["pass", "wrong", "outside_fragment", "over_budget", "error"] = Field(
+        description="outside_fragment: right on every input, but not in the fragment the exercise asks for "
+                    "(its `fragment`; the reason and line are in the message and a diagnostic of kind fragment)")
     message: str = Field(description="the verdict in words")
     inputs_checked: int
     inputs_right: int

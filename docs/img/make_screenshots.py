@@ -134,8 +134,9 @@ def main() -> None:
                 page.wait_for_function(f"() => Number(document.getElementById('heatmap-plot').dataset.drawn) > {before}")
             shoot(page, "presenter.png")
             context.close()
-            # the compiled heads over their selectors (reverse)
-            context, page = open_page(browser, url)
+            # the compiled heads over their selectors (reverse), in a window tall enough for both heads and
+            # the trained overlay (a taller element is cut by its pane and the sticky header covers its top)
+            context, page = open_page(browser, url, 1280, 1600)
             page.click("#tab-compile")
             page.fill("#compile-max-len", "5")
             page.click("#compile-start")

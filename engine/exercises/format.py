@@ -24,6 +24,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..dialect import FRAGMENTS
+
 ID_PATTERN = r"^[a-z0-9_]+$"
 _KEY = re.compile(r"^#\s*([a-z_]+):\s?(.*)$")
 _SECTION = re.compile(r"^#\s*---\s*(starter|reference)\b.*$")
@@ -62,6 +64,7 @@ KNOWN_KEYS = {
     "max_heads": "budget: heads in all",
     "forbid": "comma-separated names the program must not use (e.g. length)",
     "proof": "auto (default), every_length, lengths or off: proven verdicts (docs/exercises.md)",
+    "fragment": "the fragment of RASP the program must be in (a dialect check id, e.g. c-rasp)",
 }
 PROOF_MODES = ("auto", "every_length", "lengths", "off")
 
@@ -106,6 +109,7 @@ class Exercise:
     order: int = 100
     tags: tuple[str, ...] = ()
     proof: str = "auto"       # auto | every_length (asked for: the reference must be provable) | lengths | off
+    fragment: str | None = None   # a dialect check fragment id (engine/dialect) the program must be in
     path: str = ""
     digest: str = ""          # of the file's text: keys caches of reference values
     text: str = field(default="", repr=False)   # the whole file (server workers parse it again)
@@ -118,7 +122,8 @@ class Exercise:
             "alphabet": list(self.alphabet), "lengths": [self.min_length, self.max_length],
             "cases": [list(c) if isinstance(c, tuple) else c for c in self.cases], "inputs": self.n_inputs,
             "example": self.example, "budget": self.budget.to_json(), "forbid": list(self.forbid),
-            "proof": self.proof,
+            "proof": self.proof, "fragment": self.fragment,
+            "fragment_name": dict(FRAGMENTS).get(self.fragment) if self.fragment else None,
         }
 
     def summary(self) -> dict:
@@ -162,6 +167,18 @@ def _header(text: str, path: str) -> tuple[dict[str, tuple[str, int]], dict[str,
         elif line.strip("# ").strip():
             raise ExerciseError(path, "a header line must be '# key: value' (or an indented continuation)", number)
     return header, {k: ("\n".join(lines).strip("\n") + "\n", start) for k, (lines, start) in sections.items()}
+
+
+def _fragment(header: dict, path: str) -> str | None:
+    """The `fragment` field: a fragment of the dialect check, by id or name (any case), as its id."""
+    if "fragment" not in header:
+        return None
+    value, line = header["fragment"]
+    for fid, name in FRAGMENTS:
+        if value.lower() in (fid, name.lower()):
+            return fid
+    known = ", ".join(f"{fid} ({name})" for fid, name in FRAGMENTS)
+    raise ExerciseError(path, f"unknown fragment {value!r}: the dialect check knows {known}", line)
 
 
 def _int(path: str, header: dict, key: str, low: int, high: int, default=None):
@@ -307,7 +324,7 @@ def parse_exercise(text: str, exercise_id: str, path: str = "<exercise>",
         budget=budget, forbid=tuple(n.strip() for n in header.get("forbid", ("", 0))[0].split(",") if n.strip()),
         order=_int(path, header, "order", 0, 10_000, 100),
         tags=tuple(t.strip() for t in header.get("tags", ("", 0))[0].split(",") if t.strip()),
-        proof=proof, path=path, digest=hashlib.sha256(text.encode()).hexdigest(), text=text,
+        proof=proof, fragment=_fragment(header, path), path=path, digest=hashlib.sha256(text.encode()).hexdigest(), text=text,
     )
 
 

@@ -98,6 +98,33 @@ def forbidden_uses(exercise: Exercise, source: str) -> list[dict]:
     return out
 
 
+def fragment_problem(exercise: Exercise, source: str, limits: Limits) -> dict | None:
+    """When the exercise asks for a fragment (`fragment`) and the program's target is not in it: a
+    diagnostic with the dialect check's reason and its line; else None (a program the dialect check
+    cannot read has its errors reported by the evaluation)."""
+    if exercise.fragment is None:
+        return None
+    from ..dialect import check_dialect
+    from ..lang.errors import RaspError
+    try:
+        doc = check_dialect(source, exercise.target, limits=limits)
+    except RaspError:
+        return None
+    entry = next(f for f in doc["fragments"] if f["id"] == exercise.fragment)
+    if entry["member"]:
+        return None
+    out = {"severity": "warning", "kind": "fragment",
+           "message": f"this exercise asks for a program in {entry['name']}, and it is not: {entry['reason']}"}
+    if entry.get("line"):
+        out.update({k: entry[k] for k in ("line", "col", "end_line", "end_col") if k in entry})
+    return out
+
+
+def _at(diagnostic: dict) -> str:
+    """'line L, col C: ' for a diagnostic with a place, else ''."""
+    return f"line {diagnostic['line']}, col {diagnostic['col']}: " if diagnostic.get("line") else ""
+
+
 def budget_use(exercise: Exercise, analysis: dict) -> dict:
     heads = analysis["heads_per_layer"]
     used = {"layers": analysis["layers"], "heads_per_layer": max(heads, default=0), "heads": sum(heads)}
@@ -165,8 +192,8 @@ def _culprit(exercise: Exercise, source: str, inp, limits: Limits) -> dict:
 
 def check(exercise: Exercise, source: str, limits: Limits | None = None,
           check_limits: CheckLimits = CHECK_LIMITS, prove: bool = True) -> dict:
-    """The check result (docs/exercises.md): status pass | wrong | over_budget | error, a message,
-    the inputs checked and right, the shortest counterexample, the budget use and diagnostics.
+    """The check result (docs/exercises.md): status pass | wrong | outside_fragment | over_budget | error,
+    a message, the inputs checked and right, the shortest counterexample, the budget use and diagnostics.
     `limits` are the engine limits for the student's program (size, nodes); the check's own limits
     set the number and length of inputs and the time; `prove`: try a proven verdict (engine/verify) where
     both programs are in its fragments. Never raises for a problem in the program."""
@@ -231,6 +258,10 @@ def check(exercise: Exercise, source: str, limits: Limits | None = None,
         got = mine["errors"][i] or mine["values"][i]
         return done("wrong", f"wrong on {len(wrong)} of {len(inputs)} inputs; e.g. {shown}: "
                              f"expected {expected[i]}, got {got}")
+    outside = fragment_problem(exercise, source, base)
+    if outside is not None:
+        result["diagnostics"] = result["diagnostics"] + [outside]
+        return done("outside_fragment", f"{_right(result['verdict'], len(inputs))}, but {_at(outside)}{outside['message']}")
     if not result["budget"]["within"]:
         over = [f"{v['used']} {k.replace('_', ' ')} (budget {v['max']})"
                 for k, v in result["budget"].items() if k != "within" and not v["ok"]]
@@ -281,8 +312,10 @@ def _proof_counterexample(exercise: Exercise, source: str, result: dict, limits:
         why = "the evaluator does not confirm the proof's counterexample"
         result["verdict"] = {**verdict, "outcome": "sampled", "method": "sampled", "internal_error": why,
                              "reason": f"internal error: {why} {inp!r}; the sampled verdict stands"}
-        return done("pass" if result["budget"]["within"] else "over_budget",
-                    f"right on all {result['inputs_checked']} sampled inputs (internal error: {why} {inp!r})")
+        outside = fragment_problem(exercise, source, limits)
+        status = "outside_fragment" if outside else "pass" if result["budget"]["within"] else "over_budget"
+        return done(status, f"right on all {result['inputs_checked']} sampled inputs (internal error: {why} "
+                            f"{inp!r})" + (f", but {_at(outside)}{outside['message']}" if outside else ""))
     expected, got, error = r["values"][0], m["values"][0], m["errors"][0]
     culprit = _culprit(exercise, source, inp, one)
     result["counterexample"] = {"input": inp, "expected": expected, "got": got, "error": error, "sop": culprit}

@@ -107,6 +107,28 @@ def test_check_of_a_program_with_errors(client):
     assert body["status"] == "error" and "not to use 'length'" in body["message"]
 
 
+def test_an_exercise_that_asks_for_a_fragment_says_so_and_its_check_enforces_it(client):
+    asked = client.get("/api/v1/exercises/majority_so_far").json()
+    assert asked["fragment"] == "c-rasp" and asked["fragment_name"] == "C-RASP"
+    free = client.get("/api/v1/exercises/reverse").json()
+    assert free["fragment"] is None and free["fragment_name"] is None
+    counts = ("prefix = select(indices, indices, <=);\na = aggregate(prefix, indicator(tokens == \"a\"));\n"
+              "b = aggregate(prefix, indicator(tokens == \"b\"));\n")
+    inside = counts + "leader = \"a\" if a > b else (\"b\" if b > a else \"=\");\n"
+    outside = counts + "leader = \"a\" if a * length > b * length else (\"b\" if b > a else \"=\");\n"
+    assert client.post("/api/v1/exercises/majority_so_far/check", json={"source": inside}).json()["status"] == "pass"
+    r = client.post("/api/v1/exercises/majority_so_far/check", json={"source": outside})
+    assert r.status_code == 200
+    body = r.json()
+    assert body["status"] == "outside_fragment" and not body["passed"] and body["inputs_right"] == body["inputs_checked"]
+    assert "line 4, col 17: this exercise asks for a program in C-RASP, and it is not" in body["message"]
+    assert [(d["line"], d["col"]) for d in body["diagnostics"] if d["kind"] == "fragment"] == [(4, 17)]
+    schemas = client.get("/openapi.json").json()["components"]["schemas"]
+    assert "outside_fragment" in schemas["CheckResult"]["properties"]["status"]["enum"]
+    assert schemas["ExercisePublic"]["properties"]["fragment"]["anyOf"][0]["enum"] == [
+        "b-rasp", "c-rasp", "tl-count", "length-free", "rasp"]
+
+
 def test_check_json_inputs(client):
     src = ("tokens = tokens_int;\nwanted = (16 - tokens) % 16;\n"
            "has_match = has_focus(select(tokens, wanted, ==) and select(indices, indices, !=));\n")

@@ -1,6 +1,7 @@
 """The page shows the dialect check under the layer count as one short line in plain words ("Runs at any
 length when compiled: yes"); the smallest fragment, its theorem and why the program is not in the next smaller
-fragment (with the line) open on demand; an exercise that asks for no fragment shows no line."""
+fragment (with the line) open on demand; an exercise that asks for no fragment shows no line, one that asks for
+a fragment (its `fragment` key) says whether the program is in it."""
 from pathlib import Path
 
 import pytest
@@ -51,7 +52,7 @@ def test_an_exercise_shows_no_dialect_line_and_leaving_it_brings_the_line_back(b
         open_app(page, live_server.url, "/#x=reverse")
         page.wait_for_selector("#exercise-panel:not([hidden])")
         page.wait_for_function("() => Number(document.body.dataset.runs || 0) > 0")
-        # no exercise asks for a fragment: the line never shows while solving one
+        # reverse asks for no fragment: the line never shows while solving it
         page.wait_for_function("() => { const d = document.getElementById('dialect'); return d && d.hidden; }")
         set_program(page, "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);\n")
         assert page.is_hidden("#dialect")
@@ -59,6 +60,40 @@ def test_an_exercise_shows_no_dialect_line_and_leaving_it_brings_the_line_back(b
         page.wait_for_selector("#exercise-panel", state="hidden")
         page.wait_for_selector("#dialect:not([hidden]) summary")
         assert page.inner_text("#dialect summary").startswith("Runs at any length when compiled: ")
+    finally:
+        guarded.close()
+
+
+MAJORITY_COUNTS = ("prefix = select(indices, indices, <=);\na = aggregate(prefix, indicator(tokens == \"a\"));\n"
+                   "b = aggregate(prefix, indicator(tokens == \"b\"));\n")
+
+
+def test_an_exercise_that_asks_for_a_fragment_shows_the_line_and_others_hide_it(browser, live_server):
+    guarded = Guarded(browser)
+    try:
+        page = guarded.page()
+        open_app(page, live_server.url, "/#x=majority_so_far")   # its file says `# fragment: c-rasp`
+        page.wait_for_selector("#exercise-panel:not([hidden])")
+        page.wait_for_selector("#dialect:not([hidden])[data-asked='true']")
+        assert page.inner_text("#dialect summary") == "In C-RASP, as this exercise asks: yes"
+        set_program(page, MAJORITY_COUNTS + "leader = \"a\" if a * length > b * length else "
+                                            "(\"b\" if b > a else \"=\");\n")
+        page.wait_for_selector("#dialect:not([hidden])[data-asked='false']")
+        assert page.inner_text("#dialect summary") == "In C-RASP, as this exercise asks: no (line 4)"
+        page.click("#dialect summary")
+        reason = page.inner_text("#dialect .dialect-details")
+        assert reason.startswith("Not C-RASP (line 4): 'a * length'")
+        # Check says the same: right on every input, but outside the fragment the exercise asks for
+        page.click("#check-btn")
+        page.wait_for_selector("#exercise-result .verdict[data-status='outside_fragment']", timeout=60_000)
+        verdict = page.inner_text("#exercise-result .verdict")
+        assert verdict.startswith("Almost: ") and "asks for a program in C-RASP" in verdict
+        # another exercise asks for none: the line hides
+        page.evaluate("location.hash = '#x=reverse'")
+        page.wait_for_function("() => document.getElementById('exercise-title').textContent === 'Reverse'")
+        page.wait_for_function("() => { const d = document.getElementById('dialect'); return d && d.hidden; }")
+        set_program(page, "reverse = aggregate(select(indices, length - indices - 1, ==), tokens);\n")
+        assert page.is_hidden("#dialect")
     finally:
         guarded.close()
 

@@ -1,8 +1,10 @@
 // The dialect line under the diagram's totals: one short line in plain words ("Runs at any length when
 // compiled: yes", or "no guarantee from this program (line 12)"), from the engine's summary of its dialect
 // check (POST /analyze, engine/dialect_summary.py); the fragment, its theorem, why the program is not in
-// the next smaller fragment and what the length-generalisation results predict open on demand (a disclosure). In an exercise the line is hidden unless the
-// exercise asks for a fragment (its `fragment` field): a correct solution is not a complaint. Text only.
+// the next smaller fragment and what the length-generalisation results predict open on demand (a disclosure). In an
+// exercise the line is hidden unless the exercise asks for a fragment (its `fragment` field): a correct solution is
+// not a complaint; one that asks says whether the program is in that fragment ("In C-RASP, as this exercise asks:
+// yes"). Text only.
 
 import * as api from "./api.js";
 import { state } from "./state.js";
@@ -46,6 +48,20 @@ function lengthGeneralization(lg) {
   return part;
 }
 
+// In an exercise that asks for a fragment: whether the program is in it, from the dialect document's entry
+// for that fragment ({headline, member, reason}); null otherwise.
+function askedFragment(d) {
+  const id = state.exercise && state.exercise.fragment;
+  const entry = id && (d.fragments || []).find((f) => f.id === id);
+  if (!entry) return null;
+  const where = entry.line ? ` (line ${entry.line})` : "";
+  return {
+    member: entry.member,
+    headline: `In ${entry.name}, as this exercise asks: ${entry.member ? "yes" : `no${where}`}`,
+    reason: entry.member ? "" : `Not ${entry.name}${where}: ${entry.reason || "outside it"}.`,
+  };
+}
+
 // Ask the engine which fragment `source` is in and show it; a failed request hides the line.
 export async function showDialect(source) {
   const mine = ++seq;
@@ -61,8 +77,10 @@ export async function showDialect(source) {
     const d = doc.dialect;
     if (!d || !d.summary) { node.hidden = true; return; }
     const s = d.summary;
-    const summary = el("summary", "dialect-headline", s.headline);
+    const asked = askedFragment(d);
+    const summary = el("summary", "dialect-headline", asked ? asked.headline : s.headline);
     const body = el("div", "dialect-details");
+    if (asked && asked.reason) body.append(el("p", "dialect-reason", asked.reason));
     const fragment = el("p");
     fragment.append(el("strong", "", s.fragment), `: ${s.theorem}`);
     body.append(fragment);
@@ -71,7 +89,8 @@ export async function showDialect(source) {
     const open = node.open;   // a re-run keeps it as the student left it
     node.replaceChildren(summary, body);
     node.open = open;
-    Object.assign(node.dataset, { fragment: d.smallest, anyLength: String(s.any_length), headline: s.headline });
+    Object.assign(node.dataset, { fragment: d.smallest, anyLength: String(s.any_length), headline: summary.textContent,
+      asked: asked ? String(asked.member) : "" });
     node.hidden = false;
   } catch (e) {
     if (mine === seq) node.hidden = true;

@@ -269,7 +269,7 @@ export async function checkNow() {
 
 function renderResult(r) {
   const box = $("exercise-result");
-  const words = { pass: "Solved", wrong: "Not yet", over_budget: "Almost", error: "Cannot check" };
+  const words = { pass: "Solved", wrong: "Not yet", outside_fragment: "Almost", over_budget: "Almost", error: "Cannot check" };
   const parts = [el("p", { class: `verdict ${r.status}`, "data-status": r.status },
     el("strong", {}, `${words[r.status]}: `), r.message)];
   if (r.verdict) parts.push(el("p", { class: "proof", "data-outcome": r.verdict.outcome }, proofSentence(r.verdict)));
