@@ -122,9 +122,7 @@ SIZED = ("rasplay", "engine", "server", "cli", "interop")
 # Over the limits today, each named with its size; an entry that is no longer over fails the test below,
 # so the list only shrinks.
 MODULES_OVER: dict[str, int] = {}
-FUNCTIONS_OVER = {
-    "server/connections.py:protocol": 105,
-}
+FUNCTIONS_OVER: dict[str, int] = {}
 
 
 def sizes():
