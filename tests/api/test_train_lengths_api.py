@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 from support.needs import need
+from support.train_jobs import read_events
 
 need("torch")
 pytestmark = pytest.mark.train
@@ -25,25 +26,6 @@ def train_server(tmp_path_factory):
     server.stop()
 
 
-def read_events(url, timeout=300):
-    import httpx
-
-    events, done = [], None
-    with httpx.stream("GET", url, timeout=timeout) as r:
-        assert r.status_code == 200
-        kind = None
-        for line in r.iter_lines():
-            if line.startswith("event: "):
-                kind = line[7:]
-            elif line.startswith("data: "):
-                data = json.loads(line[6:])
-                if kind == "progress":
-                    events.append(data)
-                else:
-                    done = data
-    return events, done
-
-
 def test_per_bin_accuracy_over_the_api(train_server):
     with train_server.client() as c:
         r = c.post("/api/v1/train", json={"source": PER_POSITION, "vocab": "ab", "max_len": 5, "test_min_len": 6,
@@ -51,7 +33,7 @@ def test_per_bin_accuracy_over_the_api(train_server):
                                           "eval_every": 60, "n_train": 300, "n_test": 40, "d_model": 16})
         assert r.status_code == 202, r.text
         job_id = r.json()["id"]
-        events, done = read_events(f"{train_server.url}/api/v1/train/{job_id}/events")
+        events, done = read_events(f"{train_server.url}/api/v1/train/{job_id}/events", timeout=300)
         assert done["status"] == "done", done
         evals = [e for e in events if e.get("point") == "eval"]
         assert evals and all([(b["lo"], b["hi"]) for b in e["bins"]] == [(1, 5), (6, 10), (11, 15)] for e in evals)
