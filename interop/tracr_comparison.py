@@ -1,5 +1,5 @@
 """Tracr's `Comparison` (the predicates of `Select`) and the `Predicate` type, part of the API of
-interop/tracr_rasp.py, which re-exports both."""
+interop/tracr_rasp.py, which re-exports both (interop/tracr_expr.py uses them)."""
 from __future__ import annotations
 
 import enum

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import tracr_rasp as rasp
+from . import tracr_expr as rasp
 
 _NUMBER = (int, float, bool)
 

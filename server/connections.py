@@ -72,108 +72,141 @@ def _bytes_waiting(transport) -> bool:
         return False
 
 
-def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = None,
-             proxy_keep_alive: float | None = None):
-    """The protocol class for uvicorn.Config(http=...), with these limits."""
-    open_per_client: dict[str, int] = {}
-    proxies = proxies or Proxies()
+class ClientConnections:
+    """How many connections (or, from a trusted proxy, requests in flight) each client holds, and its share."""
 
-    class RaspProtocol(HttpToolsProtocol):
-        _header_timer = None
-        _counted = None
-        _via_proxy = False
-        _late_checked = False   # the header timer found unread bytes once (it waits for them only once)
+    def __init__(self, per_client: int):
+        self.per_client = per_client
+        self.open: dict[str, int] = {}
 
-        def connection_made(self, transport) -> None:
-            super().connection_made(transport)
-            host = self.client[0] if self.client else "unknown"
-            self._via_proxy = proxies.trusts(host)
-            if self._via_proxy and proxy_keep_alive:
-                self.timeout_keep_alive = proxy_keep_alive
-            if not self._via_proxy and not self._count(host):
-                transport.write(raw_error(429, "busy", f"your address already has {per_client} connections open "
-                                                       "(the limit per client); close some first"))
-                transport.close()
-                return
-            self._await_headers()
+    def add(self, client: str) -> bool:
+        """Count one more for `client`, unless it already has its share (0: no limit)."""
+        if self.per_client and self.open.get(client, 0) >= self.per_client:
+            return False
+        self.open[client] = self.open.get(client, 0) + 1
+        return True
 
-        def _count(self, client: str) -> bool:
-            """Count this connection for `client`, unless it already has its share."""
-            if per_client and open_per_client.get(client, 0) >= per_client:
-                return False
-            open_per_client[client] = open_per_client.get(client, 0) + 1
-            self._counted = client
-            return True
+    def remove(self, client: str) -> None:
+        left = self.open.get(client, 1) - 1
+        if left > 0:
+            self.open[client] = left
+        else:
+            self.open.pop(client, None)
 
-        def _uncount(self) -> None:
-            if self._counted is not None:
-                left = open_per_client.get(self._counted, 1) - 1
-                if left > 0:
-                    open_per_client[self._counted] = left
-                else:
-                    open_per_client.pop(self._counted, None)
-                self._counted = None
 
-        def connection_lost(self, exc) -> None:
-            self._stop_header_timer()
+class RaspProtocol(HttpToolsProtocol):
+    """uvicorn's httptools protocol with the limits of the module's docstring; `protocol()` makes the subclass
+    that carries them (the class attributes below), one per server."""
+    header_seconds: float
+    proxy_keep_alive: float | None
+    proxies: Proxies
+    clients: ClientConnections
+
+    _header_timer = None
+    _counted = None
+    _via_proxy = False
+    _late_checked = False   # the header timer found unread bytes once (it waits for them only once)
+
+    # ---- the connection: counted for its client (not one from a trusted proxy), closed when over the share
+
+    def connection_made(self, transport) -> None:
+        super().connection_made(transport)
+        host = self.client[0] if self.client else "unknown"
+        self._via_proxy = self.proxies.trusts(host)
+        if self._via_proxy and self.proxy_keep_alive:
+            self.timeout_keep_alive = self.proxy_keep_alive
+        if not self._via_proxy and not self._count(host):
+            transport.write(raw_error(429, "busy", f"your address already has {self.clients.per_client} connections "
+                                                   "open (the limit per client); close some first"))
+            transport.close()
+            return
+        self._await_headers()
+
+    def _count(self, client: str) -> bool:
+        """Count this connection for `client`, unless it already has its share."""
+        if not self.clients.add(client):
+            return False
+        self._counted = client
+        return True
+
+    def _uncount(self) -> None:
+        if self._counted is not None:
+            self.clients.remove(self._counted)
+            self._counted = None
+
+    def connection_lost(self, exc) -> None:
+        self._stop_header_timer()
+        self._uncount()
+        super().connection_lost(exc)
+
+    # ---- a request from a trusted proxy: counted for the client it carries, from its headers to its answer
+
+    def on_response_complete(self) -> None:
+        if self._via_proxy:
             self._uncount()
-            super().connection_lost(exc)
+        super().on_response_complete()
 
-        def on_response_complete(self) -> None:
-            if self._via_proxy:
-                self._uncount()
-            super().on_response_complete()
+    def on_message_begin(self) -> None:
+        super().on_message_begin()
+        self._await_headers()
 
-        def on_message_begin(self) -> None:
-            super().on_message_begin()
-            self._await_headers()
+    def on_headers_complete(self) -> None:
+        self._stop_header_timer()
+        if self._via_proxy:
+            self._uncount()
+            client = self.proxies.client(self.client[0] if self.client else None, self.headers)
+            if not self._count(client):   # answered 429 by a small app in place of rasplay's, then closed
+                app, self.app = self.app, _too_many_in_flight(self.clients.per_client)
+                try:
+                    super().on_headers_complete()
+                finally:
+                    self.app = app
+                return
+        super().on_headers_complete()
 
-        def on_headers_complete(self) -> None:
-            self._stop_header_timer()
-            if self._via_proxy:
-                self._uncount()
-                client = proxies.client(self.client[0] if self.client else None, self.headers)
-                if not self._count(client):   # answered 429 by a small app in place of rasplay's, then closed
-                    app, self.app = self.app, _too_many_in_flight(per_client)
-                    try:
-                        super().on_headers_complete()
-                    finally:
-                        self.app = app
-                    return
-            super().on_headers_complete()
+    # ---- the header timer (408) and the keep-alive timer
 
-        def _await_headers(self) -> None:
-            if header_seconds and self._header_timer is None:
-                self._late_checked = False
-                self._header_timer = self.loop.call_later(header_seconds, self._headers_late)
+    def _await_headers(self) -> None:
+        if self.header_seconds and self._header_timer is None:
+            self._late_checked = False
+            self._header_timer = self.loop.call_later(self.header_seconds, self._headers_late)
 
-        def _stop_header_timer(self) -> None:
-            if self._header_timer is not None:
-                self._header_timer.cancel()
-                self._header_timer = None
-
-        def _headers_late(self) -> None:
+    def _stop_header_timer(self) -> None:
+        if self._header_timer is not None:
+            self._header_timer.cancel()
             self._header_timer = None
-            if self.transport.is_closing():
-                return
-            if not self._late_checked and _bytes_waiting(self.transport):
-                # bytes came that the busy loop has not read yet (uvloop runs due timers first): look again once
-                # they are read; if the headers are complete by then, the timer is stopped
-                self._late_checked = True
-                self._header_timer = self.loop.call_later(0.001, self._headers_late)
-                return
-            self.transport.write(raw_error(408, "timeout", f"the request's headers did not arrive within "
-                                                           f"{header_seconds:g} s"))
-            self.transport.close()
 
-        def timeout_keep_alive_handler(self) -> None:
-            if not self.transport.is_closing() and _bytes_waiting(self.transport):
-                return   # the next request is here: read next (its answer arms the keep-alive timer again)
-            super().timeout_keep_alive_handler()
+    def _headers_late(self) -> None:
+        self._header_timer = None
+        if self.transport.is_closing():
+            return
+        if not self._late_checked and _bytes_waiting(self.transport):
+            # bytes came that the busy loop has not read yet (uvloop runs due timers first): look again once
+            # they are read; if the headers are complete by then, the timer is stopped
+            self._late_checked = True
+            self._header_timer = self.loop.call_later(0.001, self._headers_late)
+            return
+        self.transport.write(raw_error(408, "timeout", f"the request's headers did not arrive within "
+                                                       f"{self.header_seconds:g} s"))
+        self.transport.close()
 
-        def send_400_response(self, msg: str) -> None:
-            self._stop_header_timer()
-            self.transport.write(raw_error(400, "bad_request", msg))
-            self.transport.close()
+    def timeout_keep_alive_handler(self) -> None:
+        if not self.transport.is_closing() and _bytes_waiting(self.transport):
+            return   # the next request is here: read next (its answer arms the keep-alive timer again)
+        super().timeout_keep_alive_handler()
 
-    return RaspProtocol
+    # ---- the answers uvicorn writes itself
+
+    def send_400_response(self, msg: str) -> None:
+        self._stop_header_timer()
+        self.transport.write(raw_error(400, "bad_request", msg))
+        self.transport.close()
+
+
+def protocol(header_seconds: float, per_client: int, proxies: Proxies | None = None,
+             proxy_keep_alive: float | None = None) -> type[RaspProtocol]:
+    """The protocol class for uvicorn.Config(http=...), with these limits (its connections share one count
+    per client)."""
+    return type("RaspProtocol", (RaspProtocol,), {
+        "header_seconds": header_seconds, "proxy_keep_alive": proxy_keep_alive,
+        "proxies": proxies or Proxies(), "clients": ClientConnections(per_client)})

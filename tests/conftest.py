@@ -1,6 +1,7 @@
 """The suite's fixtures (one server and one Chromium a session) and hooks. Tests are laid out by kind
-(docs/testing.md): tests/unit, tests/api, tests/browser, tests/services, each marked by its folder; their
-helpers are the package tests/support, and no test module imports another."""
+(docs/testing.md): tests/unit, tests/cli, tests/properties, tests/training, tests/api, tests/browser,
+tests/services (support.kinds), each marked by its folder; their helpers are the package tests/support, and no
+test module imports another."""
 import shutil
 from pathlib import Path
 
@@ -8,6 +9,7 @@ import pytest
 from hypothesis import HealthCheck, settings
 
 from rasplay import engine
+from support.kinds import KINDS   # the folders of tests/, each its pytest marker (pyproject.toml)
 from support.needs import IN_CI
 
 # No wall-clock thresholds in tests (timings live in bench/): hypothesis' per-example deadline and its
@@ -16,7 +18,6 @@ settings.register_profile("rasplay", deadline=None, suppress_health_check=[Healt
 settings.load_profile("rasplay")
 
 TESTS = Path(__file__).resolve().parent
-KINDS = ("unit", "api", "browser", "services")   # the folders of tests/, each its pytest marker (pyproject.toml)
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,10 +1,8 @@
 """Training jobs over HTTP: start, progress events (SSE), result, cancel, a full queue (429)."""
-import json
-import time
-
 import httpx
 import pytest
 from support.needs import need
+from support.train_jobs import read_events, wait_status, wait_until
 
 need("torch")
 pytestmark = pytest.mark.train
@@ -24,44 +22,6 @@ def train_server(tmp_path_factory):
 
 def from_address(server, address):
     return httpx.Client(base_url=server.url, timeout=30, transport=httpx.HTTPTransport(local_address=address))
-
-
-def wait_status(client, job_id, statuses, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = client.get(f"/api/v1/train/{job_id}").json()
-        if job["status"] in statuses:
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id} stayed {job['status']}")
-
-
-def wait_until(client, job_id, predicate, timeout=60):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        job = client.get(f"/api/v1/train/{job_id}").json()
-        if predicate(job):
-            return job
-        time.sleep(0.2)
-    raise AssertionError(f"job {job_id}: {job}")
-
-
-def read_events(url, timeout=60):
-    events, done = [], None
-    with httpx.stream("GET", url, timeout=timeout, headers={"accept-encoding": "br, gzip"}) as r:
-        assert r.status_code == 200 and r.headers["content-type"].startswith("text/event-stream")
-        assert "content-encoding" not in r.headers          # events are never compressed (nor held back)
-        kind = None
-        for line in r.iter_lines():
-            if line.startswith("event: "):
-                kind = line[7:]
-            elif line.startswith("data: "):
-                data = json.loads(line[6:])
-                if kind == "progress":
-                    events.append(data)
-                else:
-                    done = data
-    return events, done
 
 
 def test_job_lifecycle_events_result_cancel_and_full_queue(train_server):

@@ -4,10 +4,8 @@ with average-hard and softmax attention; the CLI, the Python functions and the R
 from __future__ import annotations
 
 import io
-import itertools
 import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -15,6 +13,8 @@ import pytest
 import rasplay
 from rasplay.cli.main import main as cli_main
 from rasplay.engine import NumpyTransformer
+from support.exports import (PROGRAMS as EXPORTED, ROOT, assert_decodes_as_compiled, every_input,
+                             inputs_of_length, layer_norm_model, with_bos)
 from support.needs import need
 
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -27,20 +27,11 @@ else:
 from rasplay.interop import export_onnx, load_onnx  # noqa: E402
 from rasplay.interop.onnx_graph import LENGTH_FREE_REASON, OnnxExportError, build_graph  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = {
-    # name: (source, vocab, max_len, causal)
-    "reverse": ((ROOT / "bench/tracr_programs/reverse.rasp").read_text(), "abc", 5, False),      # 2 layers
-    "frac_prevs": ((ROOT / "bench/tracr_programs/frac_prevs.rasp").read_text(), "abc", 5, False),  # numerical
-    "sort": ((ROOT / "bench/tracr_programs/sort.rasp").read_text(), "abc", 4, False),              # 2 heads
-    "histogram_bos": ((ROOT / "examples/histogram_bos.rasp").read_text(), "abc", 4, False),
-    "copy": ("copy = aggregate(select(indices, indices, ==), tokens);", "ab", 5, False),
-    "frac_prevs_causal": ((ROOT / "bench/tracr_programs/frac_prevs.rasp").read_text(), "abc", 5, True),
+    # name: (source, vocab, max_len, causal): the export tests' programs (support.exports), and one causal
+    **{name: (*program, False) for name, program in EXPORTED.items()},
+    "frac_prevs_causal": (*EXPORTED["frac_prevs"], True),
 }
-
-
-def ids_of_length(vocab: str, n: int) -> np.ndarray:
-    return np.array(list(itertools.product(range(len(vocab)), repeat=n)), dtype=np.int64)
 
 
 @pytest.fixture(scope="module", params=sorted(PROGRAMS))
@@ -56,17 +47,13 @@ def test_every_input_decodes_as_the_compiled_model(compiled, dtype, attention):
     _, vocab, max_len, _ = PROGRAMS[name]
     runner = load_onnx(export_onnx(model, None, dtype=dtype, attention=attention))
     checked = 0
-    for n in range(1, max_len + 1):
-        idx = ids_of_length(vocab, n)
-        ids = np.concatenate([np.full((len(idx), 1), model.config["bos_id"]), idx + 1], axis=1)
-        got = runner.forward(ids)[:, 1:]
+    for idx in every_input(len(vocab), max_len):
+        got = runner.forward(with_bos(idx, model.config["bos_id"]))[:, 1:]
         assert got.dtype == np.dtype(dtype)
         ours = model.forward_outputs(idx, mode=attention)
         if dtype == "float64":
             np.testing.assert_allclose(got, ours, rtol=0, atol=1e-9)
-        assert model.decode_output(got.astype(np.float64)) == model.decode_output(model.forward_outputs(idx))
-        want, ok = model.expected(idx)
-        assert model.compare(got.astype(np.float64), want)[0][ok].all()
+        assert_decodes_as_compiled(model, got.astype(np.float64), idx)
         checked += len(idx)
     assert checked == sum(len(vocab) ** n for n in range(1, max_len + 1))
 
@@ -102,24 +89,7 @@ def test_runner_decodes_strings_and_refuses_bad_input(tmp_path):
 
 def test_layer_norm_model_matches_the_numpy_runner():
     """Weights in our layout with layer norm and softmax at 1/sqrt(d_head) (as trained models are)."""
-    rng = np.random.default_rng(0)
-    d, H, dh, dm, L = 8, 2, 4, 6, 2
-    config = {"vocab": ["<bos>", "a", "b"], "bos_id": 0, "max_len": 5, "d_model": d, "n_layers": L, "n_heads": H,
-              "d_head": dh, "d_mlp": dm, "layer_norm": True, "attn_scale": None,
-              "output": {"kind": "categorical", "classes": ["x", "y", "z"]}}
-    w = {"tok_emb.weight": rng.normal(size=(3, d)), "pos_emb.weight": rng.normal(size=(5, d)),
-         "unembed.weight": rng.normal(size=(3, d)), "unembed.bias": rng.normal(size=3),
-         "ln_f.weight": rng.normal(size=d), "ln_f.bias": rng.normal(size=d)}
-    for i in range(L):
-        p = f"layers.{i}."
-        for m in "qkv":
-            w[p + f"attn.{m}.weight"] = rng.normal(size=(H * dh, d))
-        w[p + "attn.o.weight"] = rng.normal(size=(d, H * dh))
-        w.update({p + "mlp.fc1.weight": rng.normal(size=(dm, d)), p + "mlp.fc1.bias": rng.normal(size=dm),
-                  p + "mlp.fc2.weight": rng.normal(size=(d, dm)), p + "mlp.fc2.bias": rng.normal(size=d)})
-        for n in ("ln1", "ln2"):
-            w[p + f"{n}.weight"], w[p + f"{n}.bias"] = rng.normal(size=d), rng.normal(size=d)
-    ids = rng.integers(0, 3, size=(7, 5))
+    config, w, ids = layer_norm_model()
     ours = NumpyTransformer(config, w).forward(ids, mode="soft").out
     theirs = load_onnx(export_onnx((config, w), attention="soft")).forward(ids)
     np.testing.assert_allclose(theirs, ours, rtol=0, atol=1e-9)
@@ -164,8 +134,8 @@ def test_api_download_runs_in_onnxruntime(api):
     graph = onnx.load_from_string(r.content)
     assert {p.key: p.value for p in graph.metadata_props}["rasplay.attention"] == "soft"
     model = rasplay.compile(source, vocab=vocab, max_len=max_len)
-    idx = ids_of_length(vocab, 3)
-    got = runner.forward(np.concatenate([np.zeros((len(idx), 1), dtype=np.int64), idx + 1], axis=1))[:, 1:]
+    idx = inputs_of_length(len(vocab), 3)
+    got = runner.forward(with_bos(idx))[:, 1:]
     assert model.decode_output(got.astype(np.float64)) == model.decode_output(model.forward_outputs(idx))
 
 

@@ -1,5 +1,6 @@
-"""Training jobs' resources (issue 10, item 7 and 8): a job's memory is estimated before queueing and
-capped while it runs, and a job's temporary directory goes when the job ends, even killed."""
+"""Training jobs' resources (issue 10, item 7 and 8), in the job manager's processes: a job's memory is capped
+while it runs, and a job's temporary directory goes when the job ends, even killed (the estimate before
+queueing: tests/unit/test_train_memory.py; over HTTP: tests/api/test_api_train_memory.py)."""
 import asyncio
 import concurrent.futures
 import os
@@ -7,7 +8,6 @@ import os
 import pytest
 
 from rasplay.server.training_jobs import FINISHED, JobManager
-from support.needs import need
 
 
 def run(coro):
@@ -67,32 +67,6 @@ def test_directories_left_by_a_killed_server_are_removed_at_start(tmp_path):
     (left / "model.npz").write_bytes(b"x" * 100)
     JobManager("support.job_runners.write_and_hang", 1, 1, time_limit=10, workroot=tmp_path / "jobs")
     assert os.listdir(tmp_path / "jobs") == []
-
-
-@pytest.mark.train
-def test_a_training_job_estimated_over_the_memory_limit_is_refused(api):
-    need("torch")
-    r = api.post("/api/v1/train", json={"source": "x = indices + 1;", "vocab": "ab", "max_len": 128, "layers": 12,
-                                        "heads": 16, "d_model": 1024, "batch_size": 4096, "steps": 10})
-    assert r.status_code == 422, r.text[:300]
-    e = r.json()["error"]
-    assert e["kind"] == "limit" and "memory" in e["message"] and "2 GiB" in e["message"]
-    r = api.post("/api/v1/train", json={"source": "x = indices + 1;", "vocab": "ab", "max_len": 4, "steps": 2,
-                                        "n_train": 50, "n_test": 10})
-    assert r.status_code == 202
-
-
-def test_the_memory_estimate_follows_the_model_and_batch():
-    from rasplay.engine.train.config import TrainConfig
-    from rasplay.engine.train.memory import estimate_bytes
-
-    small = estimate_bytes(TrainConfig(vocab=list("abcdefgh")).validated(), 2, 1)
-    big = estimate_bytes(TrainConfig(vocab=list("abcdefgh"), layers=12, heads=16, d_model=1024, batch_size=4096,
-                                     max_len=128).validated(), 12, 16)
-    assert small < 1 << 30 < 3 << 30 < big
-    wider = estimate_bytes(TrainConfig(vocab=list("abcdefgh"), d_model=256).validated(), 2, 1)
-    larger_batch = estimate_bytes(TrainConfig(vocab=list("abcdefgh"), batch_size=1024).validated(), 2, 1)
-    assert small < wider and small < larger_batch
 
 
 # ------------------------------------------------------------------ ids and per-client shares (issue 18)

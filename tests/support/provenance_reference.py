@@ -1,7 +1,16 @@
-"""An independent reference for provenance (issue 22), used by tests/api/test_provenance.py and tests/browser/test_diagram.py:
+"""An independent reference for provenance (issue 22), used by tests/unit/test_provenance.py and tests/browser/test_diagram.py:
 a plain recursive walk over an evaluation document (graph edges, the trace's selector matrices), one position
 at a time. It shares nothing with engine/provenance.py."""
 from __future__ import annotations
+
+# a program whose provenance the tests computed by hand (tests/unit/test_provenance.py, tests/api/test_api_provenance.py)
+PROGRAM = """
+same = select(tokens, tokens, ==);
+w = selector_width(same);
+before = select(indices, indices, <);
+s = aggregate(before, w);
+total = s + tokens;
+"""
 
 
 def reference_provenance(doc: dict, target: int, position: int):

@@ -1,10 +1,8 @@
-"""Exercises in the engine (file format, input generator, checker) and on the command line
-(`rasplay check FILE --exercise ID`)."""
+"""Exercises in the engine (file format, input generator, checker); the command line's `rasplay check FILE
+--exercise ID` is tests/cli/test_cli_exercises.py."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,6 +13,7 @@ from rasplay.engine.exercises import (CHECK_LIMITS, SHIPPED_DIR, CheckLimits, Ex
 from rasplay.engine import evaluate
 from rasplay.engine.exercises.grading import same_values
 from rasplay.cli.main import main
+from support.exercise_texts import MINIMAL
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -22,16 +21,6 @@ REVERSE_RIGHT = "opp = length - indices - 1;\nreverse = aggregate(select(indices
 REVERSE_OFF_BY_ONE = "opp_index = length - indices;\nflip = select(indices, opp_index, ==);\nreverse = aggregate(flip, tokens, \"_\");\n"
 REVERSE_THREE_LAYERS = ("opp = length - indices - 1;\nagain = aggregate(select(indices, indices, ==), opp);\n"
                         "reverse = aggregate(select(indices, again, ==), tokens);\n")
-
-MINIMAL = """# title: Copy
-# task: Define `copied`: the tokens themselves.
-# target: copied
-# alphabet: ab
-# lengths: 1-4
-# --- reference
-copied = tokens;
-"""
-
 
 def shipped(exercise_id: str):
     catalog, problems = load_catalog()
@@ -285,27 +274,6 @@ def test_cli_check_over_budget_as_json(tmp_path, capsys):
     assert main(["check", str(prog), "--exercise", "reverse", "--json"]) == 1
     result = json.loads(capsys.readouterr().out)
     assert result["status"] == "over_budget" and result["budget"]["layers"]["used"] == 3
-
-
-def test_cli_check_with_a_teacher_folder_and_a_file_and_bad_ones(tmp_path):
-    folder = tmp_path / "course"
-    folder.mkdir()
-    (folder / "copy.exercise").write_text(MINIMAL)
-    (tmp_path / "bad.exercise").write_text(MINIMAL.replace("# target: copied\n", ""))
-    prog = tmp_path / "p.rasp"
-    prog.write_text("copied = tokens;")
-
-    def run(*args):
-        return subprocess.run([sys.executable, "-m", "rasplay.cli", "check", str(prog), *args],
-                              capture_output=True, text=True, cwd=ROOT, timeout=60)
-
-    ok = run("--exercise", "copy", "--exercises", str(folder))
-    assert ok.returncode == 0 and ok.stdout.startswith("PASS  copy"), ok.stderr
-    assert run("--exercise", str(folder / "copy.exercise")).returncode == 0
-    bad = run("--exercise", str(tmp_path / "bad.exercise"))
-    assert bad.returncode == 2 and "bad.exercise: the header needs '# target:'" in bad.stderr
-    unknown = run("--exercise", "nonesuch")
-    assert unknown.returncode == 2 and "no such exercise (known: length, reverse" in unknown.stderr
 
 
 def test_a_constant_target_is_explained():

@@ -3,10 +3,8 @@ native architecture; the real package, the `tl` extra) reproduce the compiled ou
 up to max_len: logits, decoded outputs, cached attention patterns and head ablations."""
 from __future__ import annotations
 
-import itertools
 import json
 import os
-from pathlib import Path
 
 import numpy as np
 import pytest
@@ -16,6 +14,8 @@ from rasplay.engine import NumpyTransformer as Transformer
 from rasplay.interop.export_tl import (export_transformer_lens, load_transformer_bridge, tl_config,
                                        tl_state_dict, to_transformer_bridge, token_ids)
 from rasplay.cli.main import main as cli_main
+from support.exports import (PROGRAMS, assert_decodes_as_compiled, every_input, inputs_of_length,
+                             layer_norm_model, with_bos)
 from support.needs import need
 
 if os.environ.get("CI", "").lower() in ("1", "true", "yes"):
@@ -26,21 +26,6 @@ else:
     need("transformer_lens")
 
 pytestmark = pytest.mark.train   # needs torch
-
-ROOT = Path(__file__).resolve().parents[2]
-PROGRAMS = {
-    # name: (source, vocab, max_len)
-    "reverse": ((ROOT / "bench/tracr_programs/reverse.rasp").read_text(), "abc", 5),      # categorical, 2 layers
-    "frac_prevs": ((ROOT / "bench/tracr_programs/frac_prevs.rasp").read_text(), "abc", 5),  # numerical output
-    "sort": ((ROOT / "bench/tracr_programs/sort.rasp").read_text(), "abc", 4),            # 2 heads in layer 1
-    "histogram_bos": ((ROOT / "examples/histogram_bos.rasp").read_text(), "abc", 4),       # extra MLP sublayer
-    "copy": ("copy = aggregate(select(indices, indices, ==), tokens);", "ab", 5),          # an MLP that adds 0
-}
-
-
-def all_inputs(vocab, n):
-    return [list(t) for t in itertools.product(list(vocab), repeat=n)]
-
 
 @pytest.fixture(scope="module", params=sorted(PROGRAMS))
 def exported(request, tmp_path_factory):
@@ -55,23 +40,18 @@ def test_every_input_reproduces_the_compiled_outputs(exported):
     name, model, doc, tl_model = exported
     _, vocab, max_len = PROGRAMS[name]
     checked = 0
-    for n in range(1, max_len + 1):
-        inputs = all_inputs(vocab, n)
+    for idx in every_input(len(vocab), max_len):
+        n = idx.shape[1]
+        inputs = [[vocab[i] for i in row] for row in idx]
         ids = token_ids(doc, inputs)
         assert ids.shape == (len(inputs), n + 1) and (ids[:, 0] == doc["tokens"]["bos_id"]).all()
         logits, cache = tl_model.run_with_cache(torch.tensor(ids))
         got = logits[:, 1:].detach().numpy()
-        idx = np.array([[vocab.index(t) for t in x] for x in inputs])
-        ours_hard = model.forward_outputs(idx, mode="hard")
         ours_soft = model.forward_outputs(idx, mode="soft")          # the same beta as the export
         np.testing.assert_allclose(got, ours_soft, rtol=0, atol=1e-9)
-        assert model.decode_output(got) == model.decode_output(ours_hard)
-        want, ok = model.expected(idx)
-        match, _ = model.compare(got, want)
-        assert match[ok].all()
+        assert_decodes_as_compiled(model, got, idx)
         # the cache holds every head's pattern, the softmax of our runner's scores at the export's scale
-        trace = Transformer(model.config, model.weights).forward(
-            np.concatenate([np.zeros((len(idx), 1), dtype=np.int64), idx + 1], axis=1), mode="soft", trace=True)
+        trace = Transformer(model.config, model.weights).forward(with_bos(idx), mode="soft", trace=True)
         for layer in range(model.config["n_layers"]):
             pattern = cache[f"blocks.{layer}.attn.hook_pattern"].detach().numpy()
             assert pattern.shape[-2:] == (n + 1, n + 1)
@@ -108,8 +88,8 @@ def test_a_model_without_mlps_is_attention_only():
     tl_model = to_transformer_bridge((config, weights))
     assert tl_model.cfg.attn_only
     ours = Transformer(config, weights)
-    for n in range(1, 6):
-        ids = np.array([[0] + [1 + t for t in x] for x in itertools.product(range(2), repeat=n)])
+    for idx in every_input(2, 5):
+        ids = with_bos(idx)
         want = ours.forward(ids, mode="soft").out
         np.testing.assert_allclose(tl_model(torch.tensor(ids)).detach().numpy(), want, rtol=0, atol=1e-9)
         assert (want[:, 1:].argmax(-1) == ids[:, 1:] - 1).all()   # and it copies
@@ -118,24 +98,7 @@ def test_a_model_without_mlps_is_attention_only():
 def test_layer_norm_weights_map_too():
     """A model in our layout with layer norm and softmax at 1/sqrt(d_head) (as trained models are):
     TransformerLens gives our runner's logits."""
-    rng = np.random.default_rng(0)
-    d, H, dh, dm, L = 8, 2, 4, 6, 2
-    config = {"vocab": ["<bos>", "a", "b"], "bos_id": 0, "max_len": 5, "d_model": d, "n_layers": L, "n_heads": H,
-              "d_head": dh, "d_mlp": dm, "layer_norm": True, "attn_scale": None,
-              "output": {"kind": "categorical", "classes": ["x", "y", "z"]}}
-    w = {"tok_emb.weight": rng.normal(size=(3, d)), "pos_emb.weight": rng.normal(size=(5, d)),
-         "unembed.weight": rng.normal(size=(3, d)), "unembed.bias": rng.normal(size=3),
-         "ln_f.weight": rng.normal(size=d), "ln_f.bias": rng.normal(size=d)}
-    for i in range(L):
-        p = f"layers.{i}."
-        for m in "qkv":
-            w[p + f"attn.{m}.weight"] = rng.normal(size=(H * dh, d))
-        w[p + "attn.o.weight"] = rng.normal(size=(d, H * dh))
-        w.update({p + "mlp.fc1.weight": rng.normal(size=(dm, d)), p + "mlp.fc1.bias": rng.normal(size=dm),
-                  p + "mlp.fc2.weight": rng.normal(size=(d, dm)), p + "mlp.fc2.bias": rng.normal(size=d)})
-        for n in ("ln1", "ln2"):
-            w[p + f"{n}.weight"], w[p + f"{n}.bias"] = rng.normal(size=d), rng.normal(size=d)
-    ids = rng.integers(0, 3, size=(7, 5))
+    config, w, ids = layer_norm_model()
     ours = Transformer(config, w).forward(ids, mode="soft").out
     theirs = to_transformer_bridge((config, w))(torch.tensor(ids)).detach().numpy()
     np.testing.assert_allclose(theirs, ours, rtol=0, atol=1e-9)
@@ -201,8 +164,8 @@ def test_head_ablation_matches_our_runner_without_that_head():
                 z = z.clone()
                 z[:, :, head] = 0
                 return z
-            for n in range(1, max_len + 1):
-                ids = np.array([[0] + [1 + t for t in x] for x in itertools.product(range(len(vocab)), repeat=n)])
+            for idx in every_input(len(vocab), max_len):
+                ids = with_bos(idx)
                 got = bridge.run_with_hooks(torch.tensor(ids), fwd_hooks=[(f"blocks.{layer}.attn.hook_z", ablate)])
                 want = ours.forward(ids, mode="soft").out
                 np.testing.assert_allclose(got.detach().numpy(), want, rtol=0, atol=1e-9)
@@ -263,6 +226,6 @@ def test_an_attention_scale_of_one_goes_into_the_queries():
     assert config["d_head"] > 1
     assert "attn_scale" not in tl_config(config, beta=1.0)
     bridge = to_transformer_bridge(model, beta=1.0)
-    ids = np.array([[0] + [1 + t for t in x] for x in itertools.product(range(3), repeat=4)])
+    ids = with_bos(inputs_of_length(3, 4))
     want = Transformer(config, model.weights).forward(ids, mode="soft", beta=1.0).out
     np.testing.assert_allclose(bridge(torch.tensor(ids)).detach().numpy(), want, rtol=0, atol=1e-9)

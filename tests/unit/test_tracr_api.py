@@ -129,6 +129,18 @@ def test_operators_and_selector_combinators():
     assert rasp.SelectorWidth(rasp.SelectorNot(either))("abab") == [0, 1, 1, 2]
 
 
+def test_an_expression_is_called_through_the_apis_evaluator(monkeypatch):
+    """interop/tracr_expr.py's classes answer `expr(xs)` through the rules interop/tracr_rasp.py plugs in
+    (Tracr's evaluation rules, interop/tracr_eval.py); without them, a clear refusal, never a value."""
+    from rasplay.interop import tracr_eval, tracr_expr
+
+    program = rasp.Map(lambda x: x + 1, rasp.tokens)
+    assert program([1, 2]) == rasp.evaluate(program, [1, 2]) == tracr_eval.evaluate(program, [1, 2]) == [2, 3]
+    monkeypatch.setattr(tracr_expr, "_evaluator", None)
+    with pytest.raises(RuntimeError, match="rasplay.interop.tracr_rasp"):
+        program([1, 2])
+
+
 def test_constants_annotations_and_names():
     c = rasp.ConstantSOp([5, 6, 7])
     assert (c + rasp.Full(1))("abc") == [6, 7, 8]

@@ -1,16 +1,9 @@
-"""engine/provenance.py: the cells one value read, checked against hand-computed cases, and the
-/api/v1/provenance route over HTTP."""
+"""engine/provenance.py: the cells one value read, checked against hand-computed cases and an independent
+walk (the /api/v1/provenance route over HTTP: tests/api/test_api_provenance.py)."""
 from __future__ import annotations
 
 from rasplay.engine.provenance import provenance
-
-PROGRAM = """
-same = select(tokens, tokens, ==);
-w = selector_width(same);
-before = select(indices, indices, <);
-s = aggregate(before, w);
-total = s + tokens;
-"""
+from support.provenance_reference import PROGRAM
 
 
 def by_name(doc, key):
@@ -71,16 +64,6 @@ y = aggregate(a, tokens);
 def test_errors_are_reasons():
     assert provenance(PROGRAM, [3, 1, 3], 7, name="total")["error"]["kind"] == "position"
     assert provenance(PROGRAM, [3, 1, 3], 0, name="nope")["error"]["kind"] == "name"
-
-
-def test_provenance_route(api):
-    r = api.post("/api/v1/provenance", json={"source": PROGRAM, "input": [3, 1, 3], "name": "total", "position": 2})
-    assert r.status_code == 200, r.text
-    assert r.json() == provenance(PROGRAM, [3, 1, 3], 2, name="total")
-    bad = api.post("/api/v1/provenance", json={"source": PROGRAM, "input": [3, 1, 3], "name": "total", "position": 5})
-    assert bad.status_code == 422 and bad.json()["error"]["kind"] == "position"
-    both = api.post("/api/v1/provenance", json={"source": PROGRAM, "input": "ab", "position": 0})
-    assert both.status_code == 422 and both.json()["error"]["kind"] == "validation"
 
 
 # ------------------------------------------------------------------ against an independent walk, on any input

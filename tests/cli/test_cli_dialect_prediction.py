@@ -1,5 +1,6 @@
 """`rasplay dialect FILE` shows the length-generalisation predictions: each fragment with the file:line:col
-that keeps the program out, the size and the summary; --json carries the document's part."""
+that keeps the program out, the size and the summary; --json carries the document's part (over HTTP:
+tests/api/test_api_dialect_prediction.py)."""
 import json
 import subprocess
 import sys
@@ -38,13 +39,3 @@ def test_dialect_text_inside_both_and_json():
     assert [(f["id"], f["member"], f.get("line")) for f in part["fragments"]] == [
         ("c-rasp-periodic-local", False, 14), ("rasp-l", True, None)]
     assert part["size"]["operations"] == 15 and doc["smallest"] == "b-rasp"
-
-
-def test_analyze_over_http_carries_the_predictions(api):
-    r = api.post("/api/v1/analyze", json={"source": (LG / "majority_whole.rasp").read_text()})
-    assert r.status_code == 200, r.text
-    part = r.json()["dialect"]["length_generalization"]
-    c, rl = part["fragments"]
-    assert c["id"] == "c-rasp-periodic-local" and not c["member"] and c["line"] == 4 and c["col"] == 8
-    assert rl["id"] == "rasp-l" and not rl["member"] and "causal" in rl["reason"]
-    assert part["summary"].startswith("Length generalisation: no guarantee from this program")
