@@ -66,14 +66,14 @@ def test_the_servers_train_device_is_the_default_of_a_request_without_one(tmp_pa
                     "d_model": 8}
             first = c.post("/api/v1/train", json=body)
             assert first.status_code == 202, first.text
-            _, done = read_events(f"{server.url}/api/v1/train/{first.json()['id']}/events")
+            _, done = read_events(f"{server.url}/api/v1/train/{first.json()['id']}/events", timeout=300)
             if torch.cuda.is_available():
                 assert done["status"] == "done", done
             else:
                 assert done["status"] == "failed" and "device cuda was asked for" in done["error"], done
             second = c.post("/api/v1/train", json={**body, "device": "cpu"})
             assert second.status_code == 202, second.text
-            _, done = read_events(f"{server.url}/api/v1/train/{second.json()['id']}/events")
+            _, done = read_events(f"{server.url}/api/v1/train/{second.json()['id']}/events", timeout=300)
             assert done["status"] == "done", done
     finally:
         server.stop()
