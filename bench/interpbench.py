@@ -8,6 +8,11 @@ imported from the checkout.
     python bench/interpbench.py --root path/to/InterpBench > rasplay.jsonl          # rasplay (the alias)
     PYTHONPATH=path/to/tracr python bench/interpbench.py --root path/to/InterpBench --tracr > tracr.jsonl
     python bench/interpbench.py --compare tracr.jsonl rasplay.jsonl                  # the figures
+    python bench/interpbench.py --compare tracr.jsonl rasplay.jsonl --before old.jsonl   # and the side by side
+    python bench/interpbench.py --table bench/interpbench_figures.json               # ... of the recorded figures
+
+The side-by-side table puts, per case, the residual width, layers, non-zero parameters and compile
+seconds of rasplay before (an earlier run, e.g. of the previous commit), rasplay after, and Tracr.
 
 One JSON row per case: loaded (the program builds), values (rasp.evaluate on 30 seeded inputs, lengths
 1..max_len, the vocabulary sorted), compiled as InterpBench compiles it (compile_rasp_to_model(program,
@@ -20,6 +25,7 @@ from __future__ import annotations
 import argparse
 import json
 import random
+import statistics
 import sys
 import time
 import traceback
@@ -130,8 +136,11 @@ def run_case(i: int, real: bool, check: bool) -> dict:
                    nonzero=int(sum(np.count_nonzero(np.asarray(a)) for a in leaves)))
     else:
         s = model.summary()
+        import numpy as np
+        w = model.transformer.weights
         row.update(layers=s["layers"], d_model=s["residual_width"], params=model.transformer.parameters(),
-                   nonzero=model.transformer.nonzero_parameters(), notes=len(model.lowered.notes))
+                   nonzero=model.transformer.nonzero_parameters(), notes=len(model.lowered.notes),
+                   nonzero_unembed=int(np.count_nonzero(w["unembed.weight"]) + np.count_nonzero(w["unembed.bias"])))
         if check:
             c = model.check(exhaustive_limit=2000, per_length=20, seed=0)
             row["check"] = {k: c[k] for k in ("inputs", "agree", "evaluator_errors", "unspecified")}
@@ -176,6 +185,41 @@ def compare(tracr_file: str, ours_file: str) -> None:
             print(f"  case {c}: " + "; ".join(flags))
 
 
+def side_by_side(theirs: dict, ours: dict, before: dict) -> None:
+    """The per-case table (residual width, layers, non-zero parameters, compile seconds: rasplay before,
+    rasplay after, Tracr) and its summary, for the cases all three compiled."""
+    cases = sorted(c for c in ours if all(rows.get(c, {}).get("compiled") for rows in (theirs, ours, before)))
+    cols = (("d_model", "width"), ("layers", "layers"), ("nonzero", "non-zeros"), ("seconds", "seconds"))
+    print("| case | " + " | ".join(f"{n} (before / after / Tracr)" for _, n in cols) + " |")
+    print("|---" * (len(cols) + 1) + "|")
+    for c in cases:
+        print(f"| {c} | " + " | ".join(" / ".join(str(rows[c][k]) for rows in (before, ours, theirs))
+                                       for k, _ in cols) + " |")
+    print()
+    for k, n in cols[:3]:
+        med = [statistics.median(rows[c][k] for c in cases) for rows in (before, ours, theirs)]
+        print(f"median {n}: before {med[0]:g}, after {med[1]:g}, Tracr {med[2]:g}")
+    for label, rows in (("before", before), ("after", ours)):
+        at_most = sum(rows[c]["nonzero"] <= theirs[c]["nonzero"] for c in cases)
+        wider = [c for c in cases if rows is ours and ours[c]["d_model"] > before[c]["d_model"]]
+        deeper = [c for c in cases if rows is ours and ours[c]["layers"] > before[c]["layers"]]
+        exact = sum(rows[c].get("check", {}).get("agree") == rows[c].get("check", {}).get("inputs") for c in cases)
+        print(f"{label}: non-zeros at or below Tracr's in {at_most}/{len(cases)}, in all "
+              f"{sum(rows[c]['nonzero'] for c in cases):,} (Tracr {sum(theirs[c]['nonzero'] for c in cases):,}); "
+              f"exact by the check {exact}/{len(cases)}; compile seconds in all "
+              f"{sum(rows[c]['seconds'] for c in cases):.1f}" + (f"; wider than before: {wider or 'none'}, "
+                                                                f"deeper: {deeper or 'none'}" if rows is ours else ""))
+    if all("nonzero_unembed" in ours[c] for c in cases):
+        # Tracr's model.params hold no unembedding (a fixed projection applied outside them); ours do
+        over = [c for c in cases if ours[c]["nonzero"] - ours[c]["nonzero_unembed"] > theirs[c]["nonzero"]]
+        print(f"after, not counting our unembedding as Tracr's parameters do not: non-zeros at or below Tracr's in "
+              f"{len(cases) - len(over)}/{len(cases)}; above in cases {over or 'none'}")
+
+
+def rows_of(path: str) -> dict:
+    return {r["case"]: r for r in map(json.loads, Path(path).read_text().splitlines()) if r}
+
+
 def _same(a, b) -> bool:
     if isinstance(a, list) and isinstance(b, list):
         return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b))
@@ -194,9 +238,20 @@ def main() -> None:
     parser.add_argument("--cases", help="comma-separated case numbers (default: all)")
     parser.add_argument("--no-check", action="store_true", help="rasplay: skip the compiled models' checks")
     parser.add_argument("--compare", nargs=2, metavar=("TRACR.jsonl", "RASPLAY.jsonl"))
+    parser.add_argument("--before", metavar="RASPLAY_BEFORE.jsonl",
+                        help="with --compare: also the side-by-side table against an earlier rasplay run")
+    parser.add_argument("--table", metavar="FIGURES.json",
+                        help="the side-by-side table from recorded figures (bench/interpbench_figures.json)")
     args = parser.parse_args()
+    if args.table:
+        figures = json.loads(Path(args.table).read_text())
+        side_by_side(*({r["case"]: r for r in figures[k]} for k in ("tracr", "rasplay", "rasplay_before")))
+        return
     if args.compare:
         compare(*args.compare)
+        if args.before:
+            print()
+            side_by_side(rows_of(args.compare[0]), rows_of(args.compare[1]), rows_of(args.before))
         return
     root = Path(args.root)
     if not args.tracr:

@@ -42,12 +42,13 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
     V, N = len(program.vocab), program.max_len
     w: dict[str, np.ndarray] = {}
     tok = np.zeros((V + 1, d))
-    tok[:, one.start] = 1.0
+    pos = np.zeros((N + 1, d))
+    # `one`, 1 at every position: written by the embedding table with fewer rows (fewer weights)
+    (tok if V <= N else pos)[:, one.start] = 1.0
     tok[0, bos.start] = 1.0
     tokens = next((b for b in plan.blocks if b.name == "tokens"), None)
     if tokens is not None:
         tok[1 + np.arange(V), tokens.start + lookup(np.asarray(tokens.values), program.vocab_array)] = 1.0
-    pos = np.zeros((N + 1, d))
     indices = next((b for b in plan.blocks if b.name == "indices"), None)
     if indices is not None:
         pos[1 + np.arange(N), indices.start + np.arange(N)] = 1.0

@@ -16,6 +16,8 @@ realizable combination of the inputs' values, then turned into ReLU units:
   value and tolerates input errors up to a quarter of the gap.
 * a numerical result that is linear in numerical inputs is computed exactly by relu(x) - relu(-x).
 
+Units test classes of input values where that has fewer weights (gates.py); a categorical result's
+most common value may come from one unit that is always on, corrected by the others' units.
 At the BOS position every unit is switched off (the assembly pass sets the BOS column).
 """
 from __future__ import annotations
@@ -27,6 +29,7 @@ import numpy as np
 from ..lang.errors import RaspError
 from ..program import Node
 from .fused import Fused, block_domain, depends_on, lookup, unique_values
+from .gates import Gates, coarse_gates, fine_gates, nonzero, result_labels
 from .plan import Block, Plan, Target, mlp
 
 
@@ -63,6 +66,9 @@ class _Units:
     @property
     def count(self) -> int:
         return sum(len(b) for b in self.b1)
+
+    def nonzero(self) -> int:
+        return int(sum(np.count_nonzero(a) for part in (self.w1, self.b1, self.w2) for a in part))
 
     def arrays(self):
         if not self.b1:
@@ -250,38 +256,64 @@ def build_target(t: Target, plan: Plan, d: int, limit: int, name: str, span) -> 
     out = _target_output(t, domain, plan.virtual)
     cat = [(i, b) for i, b in enumerate(srcs) if b.kind == "categorical"]
     num = [(i, b) for i, b in enumerate(srcs) if b.kind == "numerical"]
-    units = _Units(d)
     info = {"name": name, "inputs": [b.name for b in srcs], "combinations": int(domain.size)}
-    if not num:
-        _categorical_units(units, out, [(domain.index[i], b) for i, b in cat])
-        info["method"] = "one unit per input combination"
-    else:
-        info["method"] = _numerical_units(units, out, domain, cat, num, nodes, plan.virtual)
+    units, info["method"] = _table_units(out, domain, cat, num, nodes, plan.virtual, fine_gates(domain, cat, d), d)
+    coarse = coarse_gates(domain, cat, num, result_labels(out), d) if cat else None
+    if coarse is not None:
+        # the cost model: the table over classes of input values when it has fewer non-zero weights
+        alt, method = _table_units(out, domain, cat, num, nodes, plan.virtual, coarse, d)
+        if alt.nonzero() < units.nonzero():
+            merged = ", ".join(f"{k} {v} values in {c} classes" for k, (v, c) in coarse.merged.items())
+            units, info["method"] = alt, f"{method}; over classes of input values ({merged})"
     info["units"] = units.count
     if units.ties:
         info["ties"] = units.ties
     return units, info
 
 
-def _categorical_units(units: _Units, out: _Output, cat: list):
+def _table_units(out: _Output, domain, cat: list, num: list, nodes: list, virtual: dict, gates: Gates,
+                 d: int) -> tuple[_Units, str]:
+    units = _Units(d)
+    if not num:
+        _categorical_units(units, out, gates)
+        return units, "one unit per input combination"
+    return units, _numerical_units(units, out, domain, cat, num, nodes, virtual, gates)
+
+
+def _categorical_units(units: _Units, out: _Output, gates: Gates):
     d = units.d
     keep = out.valid.copy()
     if not out.categorical:
         keep &= np.asarray(out.y, dtype=np.float64) != 0
-    n = int(keep.sum())
-    w1 = np.zeros((n, d))
-    for idx, b in cat:
-        w1[np.arange(n), b.start + idx[keep]] = 1.0
-    b1 = np.full(n, 1.0 - len(cat))
-    units.add(w1, b1, out.rows(np.asarray(out.y)[keep], d))
+    pts = np.nonzero(keep)[0]
+    if not gates.sizes:
+        pts = pts[:1]
+    elif len(pts):
+        code = np.ravel_multi_index(tuple(c[pts] for c in gates.point_class), gates.sizes)
+        _, first = np.unique(code, return_index=True)
+        pts = pts[first]
+    w1, share = gates.units([c[pts] for c in gates.point_class], d)
+    w1, b1, y = w1[:len(pts)], 1.0 + share[:len(pts)], np.asarray(out.y)[pts]
+    w2 = out.rows(y, d)
+    if out.categorical and out.valid.all() and len(y) > 2:
+        # the most common result from one unit that is always on, which the unit of each other result
+        # corrects (its +1 on its result, -1 on the common one): exactly one unit fires at a realizable
+        # combination, so the one-hot is the same; kept when it has fewer non-zero weights
+        values, counts = np.unique(y, return_counts=True)
+        other = y != values[counts.argmax()]
+        common = out.rows(values[counts.argmax():counts.argmax() + 1], d)
+        alt = nonzero(w1[other], b1[other]) + np.count_nonzero(w2[other] - common) + 3  # + bias, fc2, a BOS gate
+        if alt < nonzero(w1, b1, w2):
+            units.add(np.zeros((1, d)), np.ones(1), common)
+            w1, b1, w2 = w1[other], b1[other], w2[other] - common
+    units.add(w1, b1, w2)
 
 
-def _numerical_units(units: _Units, out: _Output, domain, cat: list, num: list, nodes: list, virtual: dict) -> str:
+def _numerical_units(units: _Units, out: _Output, domain, cat: list, num: list, nodes: list, virtual: dict,
+                     gates: Gates) -> str:
     P = domain.size
-    k = len(cat)
     if cat:
-        sizes = [b.size for _, b in cat]
-        code = np.ravel_multi_index(tuple(domain.index[i] for i, _ in cat), sizes)
+        code = np.ravel_multi_index(tuple(gates.point_class), gates.sizes)
         combos, first, combo_of = np.unique(code, return_index=True, return_inverse=True)
         combo_of = combo_of.ravel()
     else:
@@ -310,12 +342,13 @@ def _numerical_units(units: _Units, out: _Output, domain, cat: list, num: list, 
         pts = pts[out.valid[pts]]
         if not len(pts):
             continue
-        gate_dims = np.array([b.start + domain.index[i][pts[0]] for i, b in cat], dtype=np.int64)
+        row, share = gates.units([[pc[pts[0]]] for pc in gates.point_class], units.d)
+        gate = (row[0], float(share[0]))
         if linear:
-            _linear_units(units, out, forms[0], c, gate_dims, k, num_dims, xmax)
+            _linear_units(units, out, forms[0], c, gate, num_dims, xmax)
         else:
             used = max(used, _step_units(units, out, X[pts], np.asarray(out.y)[pts],
-                                         [(A[c], b[c]) for A, b in coords], gate_dims, k, num_dims, xmax))
+                                         [(A[c], b[c]) for A, b in coords], gate, num_dims, xmax))
     if linear:
         return "linear in its numerical inputs: relu(x) - relu(-x)"
     return f"steps along {used} coordinate{'s' if used != 1 else ''} per categorical combination"
@@ -335,27 +368,28 @@ def _majority(out: _Output, y: np.ndarray, group: np.ndarray, yu: np.ndarray) ->
     return out_y
 
 
-def _gate(w1: np.ndarray, gate_dims: np.ndarray, B):
-    if len(gate_dims):
-        w1[:, gate_dims] = np.asarray(B, dtype=np.float64).reshape(-1, 1)
+def _gate(w1: np.ndarray, gate: tuple, B) -> np.ndarray:
+    """Add the categorical test `gate` (fc1 row, bias share; see gates.py) scaled by B (per unit) to the
+    units' fc1 rows; returns the bias it adds (B times the share: 0 when every test passes)."""
+    B = np.asarray(B, dtype=np.float64).reshape(-1)
+    w1 += B[:, None] * gate[0][None, :]
+    return B * gate[1]
 
 
-def _linear_units(units: _Units, out: _Output, form: _Form, c: int, gate_dims, k: int, num_dims, xmax):
+def _linear_units(units: _Units, out: _Output, form: _Form, c: int, gate: tuple, num_dims, xmax):
     d = units.d
     base_w1 = np.zeros((1, d))
-    _gate(base_w1, gate_dims, 1.0)
-    units.add(base_w1, np.array([1.0 - k]), out.rows([form.b[c]], d))
+    units.add(base_w1, 1.0 + _gate(base_w1, gate, 1.0), out.rows([form.b[c]], d))
     a = form.A[c]
     js = np.nonzero(a)[0]
     for sign in (1.0, -1.0):
         w1 = np.zeros((len(js), d))
         w1[np.arange(len(js)), num_dims[js]] = sign * a[js]
         B = np.abs(a[js]) * xmax[js] + 1.0
-        _gate(w1, gate_dims, B)
-        units.add(w1, -B * k, out.rows(np.full(len(js), sign), d))
+        units.add(w1, _gate(w1, gate, B), out.rows(np.full(len(js), sign), d))
 
 
-def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coords: list, gate_dims, k: int,
+def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coords: list, gate: tuple,
                 num_dims, xmax) -> int:
     """Units for one categorical combination; returns how many coordinates the steps run along."""
     d = units.d
@@ -389,7 +423,7 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
         # the projection merges inputs with different results (a linear part such as 7*a + 3*b is 3.0
         # at one input and 2.9999999999999996 at another, and the evaluator keeps them apart): step
         # along the numerical inputs themselves, which are one-to-one on the domain
-        return _step_units(units, out, X, y, raw, gate_dims, k, num_dims, xmax)
+        return _step_units(units, out, X, y, raw, gate, num_dims, xmax)
     if conflict.any():
         yu = _majority(out, y, inverse, yu)
         units.ties += int(np.unique(inverse[conflict]).size)
@@ -397,8 +431,7 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
     srt = np.argsort(t, kind="stable")
     tu, yu = t[srt], yu[srt]
     base_w1 = np.zeros((1, d))
-    _gate(base_w1, gate_dims, 1.0)
-    units.add(base_w1, np.array([1.0 - k]), out.rows(yu[:1], d))
+    units.add(base_w1, 1.0 + _gate(base_w1, gate, 1.0), out.rows(yu[:1], d))
     change = np.nonzero(~out.same(yu[1:], yu[:-1]))[0]
     if not len(change):
         return len(keep)
@@ -411,8 +444,7 @@ def _step_units(units: _Units, out: _Output, X: np.ndarray, y: np.ndarray, coord
     n = len(change)
     w1 = np.zeros((n, d))
     w1[:, num_dims] = a_t[None, :] / w[:, None]
-    _gate(w1, gate_dims, B)
-    bias = (b_t - mid) / w + 0.5 - B * k
+    bias = (b_t - mid) / w + 0.5 + _gate(w1, gate, B)
     delta = out.delta_rows(yu[change], yu[change + 1], d)
     units.add(w1, bias, delta)
     units.add(w1.copy(), bias - 1.0, -delta)

@@ -336,3 +336,8 @@ def test_interpbench_figures_recorded():
     assert len(ours) == len(theirs) == 129
     assert all(r["loaded"] and r["compiled"] and r["check"]["agree"] == r["check"]["inputs"] for r in ours.values())
     assert all(ours[c]["layers"] <= theirs[c]["layers"] for c in ours)
+    # smaller weights (issue 36): against the previous compiler in the same run, never wider, deeper or larger
+    before = {r["case"]: r for r in doc["rasplay_before"]}
+    assert set(before) == set(ours)
+    assert all(ours[c][k] <= before[c][k] for c in ours for k in ("d_model", "layers", "nonzero"))
+    assert sum(ours[c]["nonzero"] <= theirs[c]["nonzero"] for c in ours) == 106
