@@ -132,6 +132,8 @@ def one(repo: Path, variant: str, task, args) -> dict:
            "load_seconds": time.perf_counter() - translated, "lines": source.count("\n")}
     if args.samples:
         row["sampled"] = sampled(repo, variant, task, runner, args.samples, args.seed, args.cache)
+    if not args.max_length:
+        return row
     row["exhaustive"] = e = exhaustive(task, runner, args.max_length)
     if e["shortest"] is not None:   # their own run() on it: the failure is theirs, not the translation's
         failing = wrap(task, list(e["shortest"][0]))
@@ -141,14 +143,16 @@ def one(repo: Path, variant: str, task, args) -> dict:
 
 
 def show(row: dict) -> None:
-    s, e = row.get("sampled"), row["exhaustive"]
+    s, e = row.get("sampled"), row.get("exhaustive")
     their = (f"{s['agree']}/{s['inputs']} ({s['their_seconds'] / s['inputs']:.2f} s/input theirs)"
              if s else "not run")
-    short = "none" if e["shortest"] is None else (
+    short = "none" if e is None or e["shortest"] is None else (
         f"{e['shortest'][0]!r}: translated {e['shortest'][1]}, their run() {e.get('their_output_on_shortest')}, "
         f"task {e['shortest'][2]}")
     print(f"{row['program']:<34} translated in {row['translate_seconds']:.2f} s ({row['lines']} lines), loaded in "
           f"{row['load_seconds']:.2f} s; run() agreement {their}")
+    if e is None:
+        return
     print(f"{'':<34} every input to length {max(e['by_length'])}: {e['agree']}/{e['inputs']} right "
           f"({e['agree'] / e['inputs']:.1%}) in {e['seconds']:.1f} s ({e['cpu_seconds']:.1f} s CPU); by length "
           + ", ".join(f"{n}: {a}/{t}" for n, (a, t) in e["by_length"].items()))
@@ -162,7 +166,7 @@ def main(argv=None) -> int:
     p.add_argument("--repo", type=Path, required=True, help="a checkout of princeton-nlp/TransformerPrograms")
     p.add_argument("--samples", type=int, default=1000, help="seeded inputs run through their run() (0: none)")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--max-length", type=int, default=6, help="check every input up to this many tokens")
+    p.add_argument("--max-length", type=int, default=6, help="check every input up to this many tokens (0: no check)")
     p.add_argument("--tasks", nargs="*", default=list(TASKS), choices=list(TASKS))
     p.add_argument("--variants", nargs="*", default=list(VARIANTS), choices=list(VARIANTS))
     p.add_argument("--cache", type=Path, help="a folder keeping their run()'s outputs between runs")
