@@ -1,3 +1,8 @@
-"""Learned programs: RASP programs read back from trained models (TransformerPrograms' decompiled
-programs, or rasplay's own "program" training mode), and the check that compares one with the task's
-program on every input up to a length (check.py)."""
+"""Learned programs (docs/learned_programs.md): the intermediate form (ir.py) and its RASP text
+(write_rasp.py); the check that compares a learned program with the task's program on every input up
+to a length (check.py)."""
+from .ir import CATEGORICAL, NUMERICAL, Classifier, Head, LearnedProgram, LearnedProgramError, Table, Variable
+from .write_rasp import write_rasp
+
+__all__ = ["CATEGORICAL", "NUMERICAL", "Classifier", "Head", "LearnedProgram", "LearnedProgramError", "Table",
+           "Variable", "write_rasp"]
