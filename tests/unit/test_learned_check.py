@@ -114,3 +114,27 @@ def test_a_check_past_its_time_limit_stops_with_a_timeout():
         check_learned(LEARNED_REVERSE, REVERSE, "abcd", CheckOptions(max_length=8),
                       limits=CheckLimits(seconds=0))
     assert e.value.kind == "timeout"
+
+
+# TransformerPrograms' form: a position table read through select_closest (no match: the BOS, position 0);
+# the mirror position only for inputs of length 3 (positions 1..3 between "<s>" and "</s>")
+CLOSEST_REVERSE = """# learned: transformer-programs
+# bos: <s>
+# eos: </s>
+# output: rev
+target = 3 if indices == 1 else (2 if indices == 2 else (1 if indices == 3 else 0));
+mirror = select_closest(indices, target, ==);
+rev = aggregate(mirror, tokens);
+"""
+
+
+def test_a_select_closest_program_fails_exactly_off_its_length_and_its_selector_is_matched_there():
+    report = check_learned(CLOSEST_REVERSE, REVERSE, "ab", CheckOptions(max_length=3, beyond=1, show=1))
+    assert [(r["length"], r["agree"], r["inputs"]) for r in report["lengths"]] == [
+        (1, 0, 2), (2, 0, 4), (3, 8, 8), (4, 0, 16)]
+    assert report["failing"] == [{"input": ["a"], "length": 1, "beyond": False, "expected": ["a"], "got": ["<s>"],
+                                  "differs": [0], "error": None}]
+    mirror = next(s for s in report["selectors"] if s["name"] == "mirror")
+    assert mirror["equals"] == []
+    at_three = check_learned(CLOSEST_REVERSE, REVERSE, "ab", CheckOptions(min_length=3, max_length=3))
+    assert next(s for s in at_three["selectors"] if s["name"] == "mirror")["equals"] == ["flip"]
