@@ -138,3 +138,14 @@ def test_a_select_closest_program_fails_exactly_off_its_length_and_its_selector_
     assert mirror["equals"] == []
     at_three = check_learned(CLOSEST_REVERSE, REVERSE, "ab", CheckOptions(min_length=3, max_length=3))
     assert next(s for s in at_three["selectors"] if s["name"] == "mirror")["equals"] == ["flip"]
+
+
+def test_number_tokens_reach_a_program_with_a_bos_as_their_text_and_outputs_are_compared_by_text():
+    report = check_learned(LEARNED_REVERSE, REVERSE, [0, 1, 2], CheckOptions(max_length=3))
+    assert report["all_agree"] is True and report["compared_as"] == "text"
+    no_bos = check_learned("rev = aggregate(select(indices, length - indices - 1, ==), tokens);\n", REVERSE,
+                           [0, 1, 2], CheckOptions(max_length=3))
+    assert no_bos["all_agree"] is True and no_bos["compared_as"] == "value"
+    off_by_one = check_learned("rev = aggregate(select(indices, length - indices - 1, ==), tokens) + 0.5;\n",
+                               REVERSE, [0, 1], CheckOptions(max_length=2))
+    assert off_by_one["total"]["agree"] == 0 and off_by_one["failing"][0]["got"] == [0.5]
