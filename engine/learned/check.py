@@ -207,5 +207,5 @@ class _State:
                 "all_agree": total["inputs"] > 0 and total["agree"] == total["inputs"],
                 "lengths": self.lengths, "total": total, "failing": self.failing,
                 "selectors": self.match.report(),
-                "task_selectors": [h["name"] or h["label"] for h in self.task.heads],
+                "task_selectors": [h["name"] for h in self.task.heads],
                 "seconds": round(seconds, 3)}

@@ -78,11 +78,21 @@ def load_program(source: str, role: str, output: str | None, limits: Limits, loa
     if not isinstance(node, SOp):
         raise CheckError(f"'{name}' in the {role} program is a selector; a check compares s-ops")
     analysis = analyze_nodes(interp, [node])
-    heads = [{"selector": h["selector"], "name": h["name"], "label": h["label"],
+    computes = {d.value.id: d.name for d in interp.definitions}
+    heads = [{"selector": h["selector"], "name": _head_name(h, computes), "label": h["label"],
               "line": _line_of(interp, h["selector"])} for layer in analysis["heads"] for h in layer]
     header = parse_header(source)
     return Program(role, name, node, interp.graph.ancestors([node]), heads,
                    header.get("bos") or None, header.get("eos") or None)
+
+
+def _head_name(head: dict, computes: dict) -> str:
+    """A head's name: its selector's name, or for an unnamed selector (TransformerPrograms' heads are
+    written inline) "head of X", X the s-op it computes; else its expression."""
+    if head["name"] != head["label"]:
+        return head["name"]
+    sops = [computes[op] for op in head.get("ops", []) if op in computes]
+    return f"head of {sops[0]}" if sops else head["label"]
 
 
 def _located(e: RaspError, role: str) -> CheckError:

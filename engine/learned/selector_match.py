@@ -49,4 +49,4 @@ class SelectorMatch:
 
     @staticmethod
     def _name(head: dict) -> str:
-        return head["name"] or head["label"]
+        return head["name"]

@@ -149,3 +149,10 @@ def test_number_tokens_reach_a_program_with_a_bos_as_their_text_and_outputs_are_
     off_by_one = check_learned("rev = aggregate(select(indices, length - indices - 1, ==), tokens) + 0.5;\n",
                                REVERSE, [0, 1], CheckOptions(max_length=2))
     assert off_by_one["total"]["agree"] == 0 and off_by_one["failing"][0]["got"] == [0.5]
+
+
+def test_an_unnamed_head_is_named_by_the_s_op_it_computes():
+    learned = "# bos: <s>\n# output: rev\nrev = aggregate(select(indices, length - indices, ==), tokens);\n"
+    report = check_learned(learned, REVERSE, "ab", CheckOptions(max_length=2))
+    assert [s["name"] for s in report["selectors"]] == ["full_s", "head of rev"]   # full_s: the library's length
+    assert report["selectors"][1]["equals"] == ["flip"]
