@@ -1,6 +1,8 @@
 """`rasplay learn check LEARNED.rasp --task TASK.rasp --vocab V`: compare a learned program with the task's
 program on every input up to a length (exit 0: it agrees on every input checked, 1: it does not, 2: the
-check is refused: a bad program, option or limit). docs/learned_programs.md, "Checking"."""
+check is refused: a bad program, option or limit). `rasplay learn import PROGRAM.py --weights W.csv
+[-o OUT.rasp]`: a TransformerPrograms program as rasplay RASP (exit 2 when it cannot be read).
+docs/learned_programs.md, "Checking"."""
 from __future__ import annotations
 
 import json
@@ -10,7 +12,7 @@ from .common import parse_vocab, read_program
 
 
 def add_parser(sub) -> None:
-    p = sub.add_parser("learn", help="learned programs: check one against the task's program")
+    p = sub.add_parser("learn", help="learned programs: check one against the task's program, import one")
     learn = p.add_subparsers(dest="learn_command", required=True)
     c = learn.add_parser("check", help="compare a learned program with the task's program on every input up to a "
                                        "length (exit 0: agrees on every input checked, 1: does not, 2: refused)")
@@ -33,6 +35,13 @@ def add_parser(sub) -> None:
     c.add_argument("--seconds", type=float, default=300.0, metavar="S", help="time limit (default 300)")
     c.add_argument("--json", action="store_true", help="print the report as JSON")
     c.set_defaults(func=run_check)
+    i = learn.add_parser("import", help="read a TransformerPrograms program (its decompiled Python, never run, and "
+                                        "weights CSV) into rasplay RASP (exit 0: done, 2: not readable)")
+    i.add_argument("program", help="the decompiled program (.py)")
+    i.add_argument("--weights", required=True, metavar="W.csv", help="its classifier weights")
+    i.add_argument("-o", "--output", metavar="OUT.rasp", help="write the RASP program here (default: print it)")
+    i.add_argument("--title", default=None, help="the program's title (default: the file's name)")
+    i.set_defaults(func=run_import)
 
 
 def run_check(args) -> int:
@@ -55,6 +64,32 @@ def run_check(args) -> int:
     else:
         print_report(report)
     return 0 if report["all_agree"] else 1
+
+
+def run_import(args) -> int:
+    from pathlib import Path
+
+    from ..engine.learned import LearnedProgramError
+    from ..interop import import_transformer_program
+
+    texts = []
+    for path in (args.program, args.weights):
+        try:
+            texts.append(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError) as e:
+            print(f"rasplay: cannot read {path}: {e}", file=sys.stderr)
+            return 2
+    try:
+        source = import_transformer_program(*texts, title=args.title or Path(args.program).stem)
+    except LearnedProgramError as e:
+        print(f"{args.program}: error: {e}", file=sys.stderr)
+        return 2
+    if args.output:
+        Path(args.output).write_text(source, encoding="utf-8")
+        print(f"wrote {args.output}", file=sys.stderr)
+    else:
+        sys.stdout.write(source)
+    return 0
 
 
 def _show(values) -> str:

@@ -89,6 +89,7 @@ class LearnedCheckReport(BaseModel):
 class LearnedImportRequest(BaseModel):
     program: str = Field(description="a TransformerPrograms decompiled program (Python text, never run)")
     weights: str = Field(description="its classifier weights (the CSV file's text)")
+    title: str = Field("", max_length=200, description="a title for the program's header")
 
 
 class LearnedImportResult(BaseModel):

@@ -181,3 +181,23 @@ def learned_check(payload: dict) -> dict:
     except CheckError as e:
         return {"ok": False, "error": e.to_json()}
     return {"ok": True, "report": report}
+
+
+@kind("learned_import")
+def learned_import(payload: dict) -> dict:
+    """A TransformerPrograms program (its Python text, never run, and weights CSV) as rasplay RASP; a
+    program outside the format is the user's, returned as {"ok": False, "error"} with its line and column."""
+    import re
+
+    from ..engine.learned import LearnedProgramError
+    from ..interop import import_transformer_program
+
+    try:
+        return {"ok": True, "source": import_transformer_program(payload["program"], payload["weights"],
+                                                                 title=payload.get("title", ""))}
+    except LearnedProgramError as e:
+        error = {"kind": "input", "message": f"the program cannot be imported: {e}"}
+        where = re.match(r"line (\d+), column (\d+)", str(e))
+        if where:
+            error.update(line=int(where.group(1)), col=int(where.group(2)))
+        return {"ok": False, "error": error}

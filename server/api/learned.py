@@ -11,7 +11,7 @@ from fastapi import APIRouter, Depends, Request
 from ..errors import ApiError
 from ..quotas import client_of
 from ..responses import answer
-from ..schemas_learned import LearnedCheckReport, LearnedCheckRequest
+from ..schemas_learned import LearnedCheckReport, LearnedCheckRequest, LearnedImportRequest, LearnedImportResult
 from ..settings import Settings
 from .common import check_source, heavy_run
 from .compile import RESPONSES
@@ -22,6 +22,7 @@ router = APIRouter(tags=["learned programs"])
 # The most one check may do over HTTP (the engine's CheckLimits; the CLI allows more)
 CHECK_LIMITS = {"max_length": 12, "max_vocab": 64, "max_exhaustive": 200_000, "max_samples": 10_000,
                 "max_inputs": 250_000, "max_show": 20}
+MAX_WEIGHTS_CHARS = 4_000_000
 
 
 def check_limits(settings: Settings) -> dict:
@@ -60,3 +61,19 @@ async def check(req: LearnedCheckRequest, request: Request, svc: Services = Depe
     body = await heavy_run(svc, request, "learned_check", payload)
     report = _unwrap(body, "report")
     return await answer(orjson.dumps(report), client_of(request), svc.outgoing)
+
+
+@router.post("/learned/import", response_model=LearnedImportResult, responses=RESPONSES,
+             summary="Read a TransformerPrograms program into rasplay's RASP")
+async def import_program(req: LearnedImportRequest, request: Request, svc: Services = Depends(services)):
+    """The program's Python text is read, never run: the parts it is made of (its heads' predicates,
+    its MLPs' tables, the classifier weights from the CSV) become a RASP program that reads the input
+    with "<s>" before it (and "</s>" after it where the program uses one). Text that is not such a
+    program is a 422 saying what was not understood, with its line."""
+    check_source(req.program, svc.settings)
+    if len(req.weights) > MAX_WEIGHTS_CHARS:
+        raise ApiError(422, "limit", f"the weights are {len(req.weights)} characters long; the limit is "
+                                     f"{MAX_WEIGHTS_CHARS}")
+    body = await heavy_run(svc, request, "learned_import", {"program": req.program, "weights": req.weights,
+                                                            "title": req.title})
+    return {"source": _unwrap(body, "source")}

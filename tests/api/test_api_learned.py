@@ -100,3 +100,37 @@ def test_one_client_may_run_one_check_at_a_time(one_heavy):
         assert int(r.headers["retry-after"]) > 0
     thread.join(120)
     assert done["first"].status_code == 200, done["first"].text[:300]
+
+
+# ------------------------------------------------------------------ POST /learned/import
+
+def test_a_transformer_programs_program_is_imported_and_checked_with_exactly_its_known_failures(api):
+    from support import tp_reverse
+
+    r = api.post("/api/v1/learned/import", json={"program": tp_reverse.program(), "weights": tp_reverse.weights(),
+                                                 "title": "reverse, length 3"})
+    assert r.status_code == 200, r.text
+    source = r.json()["source"]
+    assert "# bos: <s>" in source and "# eos: </s>" in source and "select_closest" in source
+    report = check(api, learned=source, max_length=3).json()
+    assert [(row["length"], row["agree"], row["inputs"]) for row in report["lengths"]] == [(1, 1, 2), (2, 1, 4),
+                                                                                          (3, 8, 8)]
+    assert [f["input"] for f in report["failing"][:2]] == [["b"], ["a", "b"]]
+
+
+@pytest.mark.parametrize("program, weights, words", [
+    ("def run(:\n", "feature,value,a\n", "not Python"),
+    ("x = 1\n", "feature,value,a\n", "cannot be imported"),
+])
+def test_a_program_that_cannot_be_imported_is_a_422_saying_what(api, program, weights, words):
+    r = api.post("/api/v1/learned/import", json={"program": program, "weights": weights})
+    assert r.status_code == 422, r.text
+    error = r.json()["error"]
+    assert error["kind"] == "input" and words in error["message"]
+
+
+def test_the_import_is_in_the_openapi_schema_and_its_fields_are_required(api):
+    route = api.get("/openapi.json").json()["paths"]["/api/v1/learned/import"]["post"]
+    assert {"200", "422", "429"} <= set(route["responses"])
+    r = api.post("/api/v1/learned/import", json={"program": "def run(tokens):\n    return tokens\n"})
+    assert r.status_code == 422 and "weights" in r.json()["error"]["message"]

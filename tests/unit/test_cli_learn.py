@@ -52,3 +52,24 @@ def test_a_refused_check_exits_2_with_the_reason(tmp_path):
     (tmp_path / "broken.rasp").write_text("a = tokens;\nb = = 1;\n")
     out = run("check", "broken.rasp", "--task", "task.rasp", "--vocab", "ab", cwd=tmp_path)
     assert out.returncode == 2 and "the learned program has an error (line 2, col" in out.stderr
+
+
+def test_import_writes_the_rasp_program_and_refuses_what_it_cannot_read(tmp_path):
+    from support import tp_reverse
+
+    (tmp_path / "reverse.py").write_text(tp_reverse.program())
+    (tmp_path / "reverse_weights.csv").write_text(tp_reverse.weights())
+    (tmp_path / "task.rasp").write_text(TASK)
+    out = run("import", "reverse.py", "--weights", "reverse_weights.csv", "-o", "reverse.rasp", cwd=tmp_path)
+    assert out.returncode == 0, out.stderr
+    source = (tmp_path / "reverse.rasp").read_text()
+    assert "# bos: <s>" in source and "select_closest" in source
+    checked = run("check", "reverse.rasp", "--task", "task.rasp", "--vocab", "ab", "--max-length", "3", "--json",
+                  cwd=tmp_path)
+    assert checked.returncode == 1
+    assert [row["agree"] for row in json.loads(checked.stdout)["lengths"]] == [1, 1, 8]
+    (tmp_path / "broken.py").write_text("def run(:\n")
+    out = run("import", "broken.py", "--weights", "reverse_weights.csv", cwd=tmp_path)
+    assert out.returncode == 2 and "broken.py: error:" in out.stderr and "not Python" in out.stderr
+    out = run("import", "missing.py", "--weights", "reverse_weights.csv", cwd=tmp_path)
+    assert out.returncode == 2 and "cannot read missing.py" in out.stderr
