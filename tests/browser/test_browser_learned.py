@@ -81,6 +81,32 @@ def test_a_learned_program_checked_its_failing_input_shown_and_opened_in_the_edi
     assert page.is_hidden("#learned-back")
 
 
+def test_a_transformer_programs_program_imported_from_files_and_checked(guarded, live_server):
+    from support import tp_reverse
+
+    page = guarded.page()
+    open_app(page, live_server.url)
+    set_program(page, TASK)
+    page.click("#tab-learned")
+    page.wait_for_selector("#learned-form")
+    page.click(".learned-import summary")
+    page.set_input_files("#learned-tp-program", files=[{"name": "reverse.py", "mimeType": "text/plain",
+                                                       "buffer": tp_reverse.program().encode()}])
+    page.set_input_files("#learned-tp-weights", files=[{"name": "reverse_weights.csv", "mimeType": "text/csv",
+                                                       "buffer": tp_reverse.weights().encode()}])
+    page.click("#learned-import")
+    page.wait_for_function("() => document.getElementById('learned-source').value.includes('select_closest')")
+    assert page.text_content("#learned-origin") == "From TransformerPrograms: reverse.py."
+    page.fill("#learned-vocab", "ab")
+    page.fill("#learned-max-len", "3")
+    page.fill("#learned-beyond", "0")
+    page.click("#learned-check")
+    page.wait_for_selector("#learned-verdict", timeout=30000)
+    assert page.text_content("#learned-verdict").startswith("Disagrees on 4 of 14 inputs")
+    assert page.text_content("#learned-failing-list li:first-child .failing-input") == "b"
+    assert "head of attn_0_0_outputs" in page.text_content("#learned-selectors-list")
+
+
 def test_a_refused_check_says_why_and_axe_finds_nothing_serious_in_the_view(guarded, live_server):
     page = guarded.page()
     open_app(page, live_server.url)
