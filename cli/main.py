@@ -4,9 +4,9 @@ from __future__ import annotations
 import argparse
 import sys
 
-from . import compile, dialect, evaluate, exercise, serve, store, train, worker
+from . import compile, dialect, evaluate, exercise, learn, serve, store, train, worker
 
-COMMANDS = (evaluate, serve, train, exercise, compile, store, worker, dialect)   # in the order of --help
+COMMANDS = (evaluate, serve, train, exercise, compile, store, worker, dialect, learn)   # in the order of --help
 
 
 def build_parser() -> argparse.ArgumentParser:

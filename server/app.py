@@ -16,7 +16,7 @@ from fastapi.responses import RedirectResponse
 from fastapi.routing import APIRoute
 
 from . import assets, errors
-from .api import compile, evaluate, examples, exercises, health, language, limits, share, train
+from .api import compile, evaluate, examples, exercises, health, language, learned, limits, share, train
 from .bodies import RequestBody
 from .drain import Drain, DrainRequests
 from .metrics import Metrics, RequestMetrics
@@ -144,7 +144,7 @@ def install_routes(app: FastAPI):
     """The API routers under /api/v1 (unknown API paths JSON 404/405), short links, the API reference, the
     embedded page; the app's files at / come last (returned: the routes above serve pages through it)."""
     api_routers = (evaluate.router, compile.router, examples.router, exercises.router, share.router, train.router,
-                   health.router, language.router, limits.router)
+                   health.router, language.router, limits.router, learned.router)
     for router in api_routers:
         app.include_router(router, prefix=API_PREFIX)
     api_routes = [r for router in api_routers for r in router.routes if isinstance(r, APIRoute)]

@@ -12,7 +12,7 @@ import orjson
 from .process_pool import WorkTimeout
 
 KINDS: dict[str, Callable[[dict], object]] = {}
-HEAVY = {"compile", "model_run", "model_soft", "model_npz", "model_onnx"}   # run in the heavy pool
+HEAVY = {"compile", "model_run", "model_soft", "model_npz", "model_onnx", "learned_check", "learned_import"}   # run in the heavy pool
 
 _MODELS: "OrderedDict[str, object]" = OrderedDict()   # this worker's compiled models, by id
 MODELS_KEPT = 16
@@ -161,3 +161,43 @@ def provenance(payload: dict) -> bytes:
     from ..engine.provenance import provenance as trace
 
     return orjson.dumps(trace(**_engine_limits(payload)))
+
+
+# ---------------------------------------------------------------- learned programs (the heavy pool)
+
+@kind("learned_check")
+def learned_check(payload: dict) -> dict:
+    """A learned program checked against the task's program (engine/learned/check.py); a refusal is the
+    user's, returned as {"ok": False, "error"}."""
+    from ..engine.learned.check import CheckLimits, CheckOptions, check_learned
+    from ..engine.learned.check_programs import CheckError
+
+    payload = _engine_limits(payload)
+    try:
+        report = check_learned(payload["learned"], payload["task"], payload["vocab"],
+                               CheckOptions(**payload["options"]), output=payload.get("output"),
+                               learned_output=payload.get("learned_output"),
+                               limits=CheckLimits(**payload["check_limits"]), engine_limits=payload["limits"])
+    except CheckError as e:
+        return {"ok": False, "error": e.to_json()}
+    return {"ok": True, "report": report}
+
+
+@kind("learned_import")
+def learned_import(payload: dict) -> dict:
+    """A TransformerPrograms program (its Python text, never run, and weights CSV) as rasplay RASP; a
+    program outside the format is the user's, returned as {"ok": False, "error"} with its line and column."""
+    import re
+
+    from ..engine.learned import LearnedProgramError
+    from ..interop import import_transformer_program
+
+    try:
+        return {"ok": True, "source": import_transformer_program(payload["program"], payload["weights"],
+                                                                 title=payload.get("title", ""))}
+    except LearnedProgramError as e:
+        error = {"kind": "input", "message": f"the program cannot be imported: {e}"}
+        where = re.match(r"line (\d+), column (\d+)", str(e))
+        if where:
+            error.update(line=int(where.group(1)), col=int(where.group(2)))
+        return {"ok": False, "error": error}

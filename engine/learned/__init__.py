@@ -1,5 +1,6 @@
 """Learned programs (docs/learned_programs.md): the intermediate form (ir.py) and its RASP text
-(write_rasp.py)."""
+(write_rasp.py); the check that compares a learned program with the task's program on every input up
+to a length (check.py)."""
 from .ir import CATEGORICAL, NUMERICAL, Classifier, Head, LearnedProgram, LearnedProgramError, Table, Variable
 from .write_rasp import write_rasp
 

@@ -21,7 +21,7 @@ def test_the_tabs_come_from_the_registry_and_keys_and_links_move_between_them(br
     tabs = page.eval_on_selector_all("nav.tabs [role='tab']", "ts => ts.map(t => [t.id, t.textContent, "
                                      "t.getAttribute('aria-controls'), t.getAttribute('aria-selected')])")
     assert tabs == [["tab-program", "Program", "view-program", "true"], ["tab-compile", "Compile", "view-compile", "false"],
-                    ["tab-train", "Train", "view-train", "false"]]
+                    ["tab-train", "Train", "view-train", "false"], ["tab-learned", "Learned", "view-learned", "false"]]
     assert page.get_attribute("#view-compile", "aria-labelledby") == "tab-compile"
     page.focus("#tab-program")
     page.keyboard.press("ArrowRight")
@@ -31,6 +31,8 @@ def test_the_tabs_come_from_the_registry_and_keys_and_links_move_between_them(br
     page.wait_for_selector("#compile-form-box input")   # the view's show() rendered its form
     page.keyboard.press("ArrowRight")
     page.wait_for_selector("#train-form")
+    page.keyboard.press("ArrowRight")
+    page.wait_for_selector("#learned-form")
     page.keyboard.press("ArrowRight")   # round to the first
     page.wait_for_selector("#view-program:not([hidden])")
     page.click("#tab-train")
@@ -53,7 +55,7 @@ def test_the_registry_refuses_a_view_without_a_panel_or_registered_twice(guarded
     }""")
     assert said == ["the view 'nowhere' has no panel #view-nowhere in index.html",
                     "the view 'program' is registered twice", "a view needs an id and a label",
-                    ["program", "compile", "train"]]
+                    ["program", "compile", "train", "learned"]]
 
 
 def _attempt_at_sort(page, live_server):

@@ -47,3 +47,5 @@ export const analyze = (source, output) => call("POST", "/analyze", { source, ou
 export const exercises = () => call("GET", "/exercises");
 export const exercise = (id) => call("GET", `/exercises/${encodeURIComponent(id)}`);
 export const checkExercise = (id, source) => call("POST", `/exercises/${encodeURIComponent(id)}/check`, { source });
+export const checkLearned = (request) => call("POST", "/learned/check", request);
+export const importLearned = (program, weights) => call("POST", "/learned/import", { program, weights });

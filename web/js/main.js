@@ -1,12 +1,13 @@
 // rasplay's browser app: wires the editor, inputs, values, diagram, heatmap, gallery, sharing,
 // embed and presenter modes around one state object and the REST API. No RASP logic lives here.
 // One module a job: page.js (shared parts, messages), run.js (run and render flow), programview.js,
-// compileview.js, trainview.js, views.js (the view registry: tabs, render, clear, link parts), presenter.js, navigation.js (which program, the address bar),
+// compileview.js, trainview.js, learned.js, views.js (the view registry: tabs, render, clear, link parts), presenter.js, navigation.js (which program, the address bar),
 // exportnames.js, wiring.js (controls); main.js starts them in order.
 
 import { compileView, resetCompiled } from "./compileview.js";
 import { createEditor, firstCodeLine } from "./editor.js";
 import { enterExercise, exerciseIdFromHash, exerciseLink, initExercises } from "./exercises.js";
+import { initLearned, learnedView } from "./learned.js";
 import { initialState, leaveToDraft, loadExample, openExercise } from "./navigation.js";
 import { $, embedMode, page, setStatus, solveMode, toast } from "./page.js";
 import { stepLayer } from "./presenter.js";
@@ -26,7 +27,7 @@ page.run = runNow;
 page.scheduleRun = scheduleRun;
 
 async function main() {
-  registerViews([programView, compileView, trainView]);   // the tabs, in this order (views.js)
+  registerViews([programView, compileView, trainView, learnedView]);   // the tabs, in this order (views.js)
   if (embedMode) {
     document.body.classList.add("embed");
     document.body.classList.toggle("solve", solveMode);
@@ -53,6 +54,7 @@ async function main() {
   });
   document.body.dataset.editor = page.editor.kind;
   wire();
+  initLearned();
   initReference(loadExample);
   initTour();
   initProvenance({ openSelector: (selId) => select(`#${selId}`, selId), toast,

@@ -9,7 +9,9 @@ import { followEdits, markEdited, vocabOf, vocabValue } from "./forms.js";
 import { boundTrainInputs, limitsNow, serverLimits } from "./limits.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
+import { receiveLearned } from "./learned.js";
 import { lengthFields, readLengthFields } from "./lengths.js";
+import { toast } from "./page.js";
 
 const COLORS = ["#0072B2", "#D55E00"];
 
@@ -47,6 +49,10 @@ export function renderTrainForm(container, state) {
   output.addEventListener("change", () => { layers.placeholder = `${layersOf()} (analysis)`; });
   const form = el("form", { id: "train-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
     field("output", output),
+    field("mode", el("select", { id: "train-mode", "aria-label": "what to train" },
+      el("option", { value: "standard" }, "a transformer"),
+      el("option", { value: "program" }, "a program (read back as RASP)")),
+    "program: its emitted program opens in the Learned tab"),
     field("vocab", input({ id: "train-vocab", type: "text", value: vocabOf(state.inputs), spellcheck: "false" }),
       "characters, or a JSON list"),
     field("lengths", el("span", { class: "pair" },
@@ -85,6 +91,7 @@ function readForm() {
     stop_at: num("train-stop-at") === undefined ? undefined : Math.min(1, num("train-stop-at") / 100),
     lr: num("train-lr") ?? (initModel ? undefined : TRAIN_DEFAULTS.lr), batch_size: TRAIN_DEFAULTS.batch_size,
     supervise: document.getElementById("train-supervise").checked,
+    mode: v("train-mode") === "program" ? "program" : undefined,   // sent only when asked: older servers lack it
     ...readLengthFields(num),
   };
 }
@@ -106,6 +113,11 @@ function follow(run, onUpdate) {
     run.job = await api.trainJob(run.job.id);
     run.result = run.job.result;
     run.status = done.status;
+    const emitted = run.result && run.result.learned_program;
+    if (emitted && emitted.source) {   // program mode: the emitted program, beside the user's in the Learned tab
+      receiveLearned(emitted.source, `the ${run.label} training (program mode)`);
+      toast("The trained program is in the Learned tab: open it, or check it on every input.");
+    }
     onUpdate(true);
   });
   source.onerror = () => { /* EventSource reconnects by itself; `done` closes it */ };
