@@ -34,7 +34,7 @@ class TrainConfig:
     steps: int | None = None           # step budget (default DEFAULT_STEPS when no time budget either)
     time_budget: float | None = None   # seconds of training
     batch_size: int = 64
-    lr: float = 1e-3
+    lr: float | None = None            # default 1e-3 (program mode: PROGRAM_LR)
     weight_decay: float = 0.01
     warmup: int = 100                  # steps of linear lr warm-up
     decay: bool = True                 # cosine decay to lr / 10 over the step budget (needs `steps`)
@@ -95,6 +95,8 @@ class TrainConfig:
                 raise TrainError(f"{name} {v} is above the limit of {limit}")
         if self.min_len > self.max_len:
             raise TrainError(f"min_len ({self.min_len}) is larger than max_len ({self.max_len})")
+        if self.lr is None:
+            self.lr = PROGRAM_LR if self.mode == "program" else STANDARD_LR
         for name in ("lr", "weight_decay", "tolerance", "supervise_weight"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
@@ -148,6 +150,9 @@ class TrainConfig:
             if getattr(self, name) != default:
                 raise TrainError(f"program mode does not take {name} (it trains its own constrained model on "
                                  "the CPU, for the training lengths only; docs/learned_programs.md)")
+        if not all(isinstance(t, str) for t in self.vocab):
+            raise TrainError("program mode reads string tokens (a learned program's input holds the beginning "
+                             "token <s> beside them); give the vocabulary as characters or a list of strings")
         if self.kind == "numerical":
             raise TrainError("program mode learns categorical outputs only (its classifier picks a class)")
         if not self.bos:
@@ -177,6 +182,7 @@ POSITIONAL = ("learned", "random_offset", "none")
 DEVICES = ("cpu", "cuda", "auto")
 MAX_BINS = 32
 MODES = ("standard", "program")
+STANDARD_LR, PROGRAM_LR = 1e-3, 0.05
 PROGRAM_ONLY = ("num_heads", "mlps", "eos")
 # options of the standard model that program mode does not take (they must keep their defaults)
 PROGRAM_REFUSES = {"supervise": False, "supervise_pairs": None, "test_min_len": None, "test_max_len": None,

@@ -105,7 +105,7 @@ def decode(model: ProgramModel, vocab: list, classes: list, bos: str, eos: str |
             continue
         classifier[v.name] = {label: rows[j].tolist() for j, label in enumerate(v.labels)}
     by_name = {v.name: v for v in cat + counts}
-    needed, todo = set(), list(classifier)
+    needed, todo = set(), list(classifier) + ["tokens"]   # the tokens carry the bias (program_emit.py)
     while todo:
         name = todo.pop()
         if name in needed:
