@@ -1,8 +1,8 @@
 """Layer and head allocation (docs/language.md, "Layers and heads") and the dependency graph for diagrams.
 
 Depth: inputs and constants 0; elementwise ops the max of their inputs; a selector the max of its
-key and query depths + 1 (and/or/not: the max of their parts); an aggregate the max of its
-selector's depth and its value's depth + 1; selector_width like an aggregate. The program needs as
+key and query depths + 1 (and/or/not and select_closest: the max of their parts); an aggregate the max of
+its selector's depth and its value's depth + 1; selector_width and aggregate_sum like an aggregate. The program needs as
 many layers as the largest depth. Heads of layer L: the distinct selectors aggregated at depth L
 (selectors are interned, so structurally identical ones are one head). Elementwise ops at depth L
 are layer L's MLP; those at depth 0 are functions of the input alone (the embedding).
@@ -20,7 +20,7 @@ def depths(nodes: list[Node]) -> dict[int, int]:
         kids = [c for _, c in n.children()]
         if n.kind == "select":
             d[n.id] = max(d[c.id] for c in kids) + 1
-        elif n.kind == "aggregate":
+        elif n.kind in ("aggregate", "aggregate_sum"):
             d[n.id] = max(d[n.selector.id], d[n.sop.id] + 1)
         elif n.kind == "selector_width":
             d[n.id] = max(d[n.selector.id], 1)
@@ -67,6 +67,9 @@ def short_name(interp: Interpretation, node: Node) -> str | None:
     elif node.kind == "select_not":
         a = short_name(interp, node.inner)
         parts = a and f"not ({a})"
+    elif node.kind == "select_closest":
+        a = short_name(interp, node.inner)
+        parts = a and f"closest({a})"
     return parts if parts and len(parts) <= 2 * SHORT else None
 
 

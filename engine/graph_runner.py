@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from . import elementwise, mixed
+from . import closest, elementwise, mixed
 from .elementwise import TYPE_NAMES, as_array, type_of
 from .lang.errors import RaspError, positions_phrase
 from .limits import Limits
@@ -237,6 +237,10 @@ _NODE_FNS = {
     "select_or": lambda node, vals, tokens: (vals[node.left.id].data | vals[node.right.id].data, None, None),
     "select_not": lambda node, vals, tokens: (~vals[node.inner.id].data, None, None),
     "aggregate": _aggregate,
+    "select_closest": lambda node, vals, tokens: (closest.closest(vals[node.inner.id].data), None, None),
+    "aggregate_sum": lambda node, vals, tokens: (
+        closest.selected_sum(vals[node.selector.id].data, vals[node.sop.id].data,
+                             node.label or node.describe(), node.origin), None, None),
     "selector_width": lambda node, vals, tokens: (vals[node.selector.id].data.sum(axis=-1).astype(np.int64),
                                                   None, None),
 }

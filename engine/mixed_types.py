@@ -59,3 +59,17 @@ def refuse_mixed(interp, nodes, what: str) -> None:
                             f"evaluator computes it as the original RASP does (type mixed), but {what} needs one "
                             "type per s-op; make both of one type (e.g. a default of the values' type)",
                             span, "type")
+
+
+def refuse_extensions(interp, nodes, what: str) -> None:
+    """A RaspError naming the first node among `nodes` that is one of rasplay's extensions for learned
+    programs (select_closest, aggregate_sum: docs/language.md), which `what` does not build."""
+    from .program import EXTENSION_KINDS
+
+    for node in nodes:
+        if node.kind in EXTENSION_KINDS:
+            span = node.origin or node.span
+            where = f" (line {span.line})" if span is not None and span.source == "<program>" else ""
+            raise RaspError(f"refused: '{interp.display_name(node)}'{where} uses {node.kind}, a rasplay extension "
+                            f"for learned programs that the evaluator runs but {what} does not build (it has no "
+                            "attention head for it yet)", span, "type")

@@ -200,6 +200,24 @@ class Aggregate(SOp):
         return f"aggregate({self.selector.label or 'selector'}, {self.sop.label or self.sop.describe()})"
 
 
+class AggregateSum(SOp):
+    """The sum of the selected values at each query, 0 where none is selected (a rasplay extension, for
+    learned programs: TransformerPrograms' numerical heads)."""
+    kind = "aggregate_sum"
+    __slots__ = ("selector", "sop")
+
+    def __init__(self, selector: Selector, sop: SOp, span=None, label=None):
+        super().__init__(span, label)
+        self.selector = selector
+        self.sop = sop
+
+    def children(self):
+        return [("selector", self.selector), ("sop", self.sop)]
+
+    def describe(self):
+        return f"aggregate_sum({self.selector.label or 'selector'}, {self.sop.label or self.sop.describe()})"
+
+
 class SelectorWidth(SOp):
     kind = "selector_width"
     __slots__ = ("selector",)
@@ -278,8 +296,28 @@ class SelectNot(Selector):
         return f"not {self.inner.label or 'selector'}"
 
 
-ATTENTION_KINDS = ("aggregate", "selector_width")
-SELECTOR_KINDS = ("select", "select_and", "select_or", "select_not")
+class SelectClosest(Selector):
+    """Of the keys `inner` selects for a query, only the closest one (a rasplay extension, for learned
+    programs: TransformerPrograms' `select_closest`; docs/language.md gives the tie-break); position 0
+    where `inner` selects nothing."""
+    kind = "select_closest"
+    __slots__ = ("inner",)
+
+    def __init__(self, inner: Selector, span=None, label=None):
+        super().__init__(span, label)
+        self.inner = inner
+
+    def children(self):
+        return [("inner", self.inner)]
+
+    def describe(self):
+        return f"select_closest({self.inner.label or self.inner.describe()})"
+
+
+ATTENTION_KINDS = ("aggregate", "selector_width", "aggregate_sum")
+SELECTOR_KINDS = ("select", "select_and", "select_or", "select_not", "select_closest")
+# the kinds that rasplay adds to the original RASP (for learned programs, docs/learned_programs.md)
+EXTENSION_KINDS = ("select_closest", "aggregate_sum")
 INPUT_KINDS = ("tokens", "indices", "constant")
 ELEMENTWISE_KINDS = ("map", "sequencemap")
 # what each kind of node is, for readers of the analysis graph (the page's views): one source

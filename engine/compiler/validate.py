@@ -10,7 +10,7 @@ from ..interpret import Interpretation, interpret
 from ..header import default_output
 from ..lang.errors import RaspError
 from ..limits import DEFAULT_LIMITS, Limits
-from ..mixed_types import refuse_mixed
+from ..mixed_types import refuse_extensions, refuse_mixed
 from ..program import SOp
 
 ENCODINGS = ("categorical", "numerical")
@@ -107,6 +107,7 @@ def validate_program(source: str, output: str | None, vocab, max_len: int, bos: 
         raise RaspError(f"'{output}' is a selector; compile an s-op (an aggregate or selector_width of it)",
                         chosen.span, "type")
 
+    refuse_extensions(interp, interp.graph.ancestors([chosen.value]), "the compiler")
     refuse_mixed(interp, interp.graph.ancestors([chosen.value]), "a compiled model")
     overrides = dict(encodings or {})
     known = {d.name for d in interp.definitions}

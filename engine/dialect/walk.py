@@ -29,7 +29,7 @@ class _Typer:
 
     def run(self, nodes: list[Node]):
         for n in nodes:
-            if n.kind in ("select", "select_and", "select_or", "select_not"):
+            if n.kind in ("select", "select_and", "select_or", "select_not", "select_closest"):
                 continue                       # typed where an aggregate or width uses them
             self.d.sorts[n.id] = self.sop(n)
 
@@ -54,6 +54,10 @@ class _Typer:
             return Sort("cnt", range=shape.range, single=n.id)
         if k == "aggregate":
             return self.aggregate(n)
+        if k == "aggregate_sum":
+            raise Outside(n, "aggregate_sum (a rasplay extension for learned programs) adds up arbitrary selected "
+                             "values; the fragments' definitions have no such sum (C-RASP counts the keys a "
+                             "selector selects, which is selector_width here)")
         raise Outside(n, f"'{k}' is not supported by the dialect check")
 
     def aggregate(self, n: Node) -> Sort:
@@ -213,6 +217,11 @@ class _Typer:
         return shape
 
     def _selector(self, sel: Node, user: Node) -> SelectorShape:
+        if sel.kind == "select_closest":
+            raise Outside(user, "select_closest (a rasplay extension for learned programs) keeps the matching key "
+                                "nearest the query, with its own tie-break and position 0 when none matches; "
+                                "the fragments' definitions have no such selection (B-RASP's tie-break keeps "
+                                "the leftmost or rightmost key)")
         conj = _conjuncts(sel)
         ranges, special, finite = [], [], []
         for c in conj:

@@ -1,4 +1,4 @@
-"""The built-in functions: aggregate, selector_width, round, indicator, range, zip, len.
+"""The built-in functions: aggregate, aggregate_sum (a rasplay extension), selector_width, round, indicator, range, zip, len.
 
 Each takes (interp, args, spans, span): the Interpreter (interpreter.py) that calls it, the argument
 values, their spans and the call's span."""
@@ -8,7 +8,7 @@ from typing import Callable
 
 from .. import elementwise
 from ..lang.errors import RaspError, Span
-from ..program import Aggregate, Selector, SelectorWidth, SOp
+from ..program import Aggregate, AggregateSum, Selector, SelectorWidth, SOp
 from .atoms import ATOM_TYPES, a_type
 from .scope import Builtin, Function
 
@@ -34,6 +34,15 @@ def _b_aggregate(interp, args, spans, span):
     else:  # a list or dict: the original accepts it; an input where some query selects nothing fails
         default = _frozen(default)
     return interp.add(Aggregate(sel, sop, default, span=span), span)
+
+
+def _b_aggregate_sum(interp, args, spans, span):
+    _arity("aggregate_sum", args, 2, 2, span)
+    if not isinstance(args[0], Selector):
+        raise RaspError(f"the first argument of aggregate_sum must be a selector, not {a_type(args[0])}",
+                        spans[0], "type")
+    sop = interp.as_sop(args[1], spans[1], "the second argument of aggregate_sum")
+    return interp.add(AggregateSum(args[0], sop, span=span), span)
 
 
 def _frozen(value):
@@ -107,6 +116,7 @@ def _b_len(interp, args, spans, span):
 
 BUILTINS: dict[str, Callable] = {
     "aggregate": _b_aggregate,
+    "aggregate_sum": _b_aggregate_sum,
     "selector_width": _b_selector_width,
     "round": _unary_builtin("round"),
     "indicator": _unary_builtin("indicator"),

@@ -7,14 +7,27 @@ from __future__ import annotations
 from .. import elementwise
 from ..lang import ast
 from ..lang.errors import RaspError, Span, diagnostic
-from ..program import (Aggregate, Full, IndicesInput, Map, Select, SelectAnd, SelectNot, SelectOr, Selector,
-                       SequenceMap, SOp)
+from ..program import (Aggregate, Full, IndicesInput, Map, Select, SelectAnd, SelectClosest, SelectNot, SelectOr,
+                       Selector, SequenceMap, SOp)
 from .atoms import ATOM_TYPES, a_type, atom_binop, atom_index, check_atom_like, op_word, static_type
 from .scope import Env
 
 
 class ExpressionsMixin:
     """The Interpreter's expressions (see interpreter.py)."""
+
+    def select_closest(self, e: ast.SelectClosest, env: Env):
+        """`select_closest(sel)` or `select_closest(keys, queries, op)` (a rasplay extension, docs/language.md)."""
+        if e.queries is None:
+            inner = self.eval(e.first, env)
+            if not isinstance(inner, Selector):
+                raise RaspError(f"select_closest takes a selector, or keys, queries and a comparison; "
+                                f"given {a_type(inner)}", e.first.span, "type")
+        else:
+            keys = self.as_sop(self.eval(e.first, env), e.first.span, "the keys of select_closest")
+            queries = self.as_sop(self.eval(e.queries, env), e.queries.span, "the queries of select_closest")
+            inner = self.add(Select(keys, queries, e.op, span=e.span), e.span)
+        return self.add(SelectClosest(inner, span=e.span), e.span)
 
     def eval(self, e: ast.Expr, env: Env):
         try:
@@ -45,6 +58,8 @@ class ExpressionsMixin:
             keys = self.as_sop(self.eval(e.keys, env), e.keys.span, "the keys of select")
             queries = self.as_sop(self.eval(e.queries, env), e.queries.span, "the queries of select")
             return self.add(Select(keys, queries, e.op, span=e.span), e.span)
+        if isinstance(e, ast.SelectClosest):
+            return self.select_closest(e, env)
         if isinstance(e, ast.Call):
             return self.call(e, env)
         if isinstance(e, ast.Index):

@@ -15,7 +15,7 @@ from ..lang.errors import RaspError, Span
 RESERVED_EVERYWHERE = frozenset({
     "if", "else", "not", "and", "or", "out", "def", "return", "range", "for", "in", "zip", "len", "get",
     "tokens_asis", "tokens_str", "tokens_int", "tokens_bool", "tokens_float", "indices", "True", "False",
-    "aggregate", "select", "selector_width", "round", "indicator", "load", "draw",
+    "aggregate", "select", "selector_width", "aggregate_sum", "select_closest", "round", "indicator", "load", "draw",
 })
 
 

@@ -62,6 +62,14 @@ class Select(Expr):
 
 
 @dataclass
+class SelectClosest(Expr):
+    """`select_closest(sel)` (queries and op None) or `select_closest(keys, queries, op)`."""
+    first: Expr
+    queries: Expr | None
+    op: str | None
+
+
+@dataclass
 class Call(Expr):
     func: Expr
     args: list[Expr]

@@ -186,7 +186,8 @@ def _resume_after(source: str, start: int, end: int, error_at: int, shape: str) 
 
 _NAMES_ASSIGNED = re.compile(r"\s*([A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)")
 _DEF_NAME = re.compile(r"\s*def\s+([A-Za-z_]\w*)")
-_KEYWORDS = {"def", "for", "in", "if", "else", "and", "or", "not", "return", "load", "select", "draw"}
+_KEYWORDS = {"def", "for", "in", "if", "else", "and", "or", "not", "return", "load", "select", "select_closest",
+             "draw"}
 
 
 def _names_defined(text: str) -> list[str]:
@@ -295,7 +296,8 @@ def _syntax_error(e: UnexpectedInput, text: str, offset: _Offset) -> RaspError:
 
 
 _RETURN_STATEMENT = re.compile(r"\s*return\b(?!\s*=)")
-_EXPRESSION_STARTS = {"a name", "a number", "a string", "'('", "'['", "'{'", "'not'", "'-'", "'+'", "'select'"}
+_EXPRESSION_STARTS = {"a name", "a number", "a string", "'('", "'['", "'{'", "'not'", "'-'", "'+'", "'select'",
+                      "'select_closest'", "select closest"}
 
 
 def _summarise(expected: list[str]) -> list[str]:
@@ -442,6 +444,10 @@ class _ToAst(Transformer_NonRecursive):
     def select(self, meta, items):
         keys, queries, op = items
         return ast.Select(self._span(meta), keys, queries, op)
+
+    def select_closest(self, meta, items):
+        first, queries, op = items
+        return ast.SelectClosest(self._span(meta), first, queries, op)
 
     def call(self, meta, items):
         return ast.Call(self._span(meta), items[0], items[1] or [])

@@ -14,7 +14,7 @@ ENTRIES = {e["name"]: e for e in reference()}
 
 def test_every_builtin_input_and_library_name_has_exactly_one_entry():
     words = vocabulary()
-    defined = set(words["builtins"]) | set(words["inputs"]) | set(words["library"]) | {"select"}
+    defined = set(words["builtins"]) | set(words["inputs"]) | set(words["library"]) | {"select", "select_closest"}
     names = [e["name"] for e in reference()]
     assert len(names) == len(set(names)), "a name has two entries"
     assert set(names) == defined
@@ -22,7 +22,7 @@ def test_every_builtin_input_and_library_name_has_exactly_one_entry():
 
 def test_each_entry_is_of_its_kind_and_has_a_signature_naming_it_and_a_one_line_meaning():
     words = vocabulary()
-    kind_of = {**{n: "built-in" for n in [*words["builtins"], "select"]}, **{n: "input" for n in words["inputs"]},
+    kind_of = {**{n: "built-in" for n in [*words["builtins"], "select", "select_closest"]}, **{n: "input" for n in words["inputs"]},
                **{n: "library" for n in words["library"]}}
     for name, e in ENTRIES.items():
         assert e["kind"] == kind_of[name], name

@@ -33,7 +33,8 @@ def test_library_names_are_the_names_library_rasp_defines():
 
 def test_builtins_inputs_and_atoms_are_the_interpreters_reserved_names():
     v = vocabulary()
-    assert v["builtins"] == sorted(["aggregate", "selector_width", "round", "indicator", "range", "zip", "len"])
+    assert v["builtins"] == sorted(["aggregate", "selector_width", "round", "indicator", "range", "zip", "len",
+                                    "aggregate_sum"])
     assert v["inputs"] == sorted(["tokens", "indices", "tokens_str", "tokens_int", "tokens_float", "tokens_bool",
                                   "tokens_asis"])
     assert v["atoms"] == ["False", "True"]
@@ -50,8 +51,8 @@ def test_every_node_kind_has_one_role_and_the_kinds_list_them_by_role():
     assert kinds == set(program.ROLES)
     by_role = vocabulary()["kinds"]
     assert sorted(k for ks in by_role.values() for k in ks) == sorted(kinds)
-    assert by_role["selector"] == ["select", "select_and", "select_or", "select_not"]
-    assert by_role["attention"] == ["aggregate", "selector_width"]
+    assert by_role["selector"] == ["select", "select_and", "select_or", "select_not", "select_closest"]
+    assert by_role["attention"] == ["aggregate", "selector_width", "aggregate_sum"]
 
 
 def test_graph_nodes_carry_their_role():
