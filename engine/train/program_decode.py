@@ -16,7 +16,6 @@ import torch
 
 from .program_model import ProgramModel
 
-SPREAD = 1e-6   # a classifier feature whose scores do not vary over its values (beyond this) adds a constant
 
 
 @dataclass
@@ -93,14 +92,14 @@ def _reads(v: Var) -> list[str]:
 def decode(model: ProgramModel, vocab: list, classes: list, bos: str, eos: str | None = None) -> Decoded:
     """The discrete program of a trained model (vocab: the model's tokens by id; classes: by class id)."""
     cat, counts = _all_vars(model, vocab)
-    W = model.classifier.detach().numpy().astype(np.float64)
-    bias = model.bias.detach().numpy().astype(np.float64).copy()
+    W, bias = (t.numpy() for t in model.scores())
+    bias = bias.copy()
     classifier = {}
     for i, v in enumerate(cat):
         rows = W[i, v.values]                                  # (values, classes)
         if len(rows) == 0:
             continue
-        if np.ptp(rows, axis=0).max() <= SPREAD:
+        if np.ptp(rows, axis=0).max() == 0:
             bias += rows[0]                                    # a constant: part of the bias
             continue
         classifier[v.name] = {label: rows[j].tolist() for j, label in enumerate(v.labels)}

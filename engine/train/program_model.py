@@ -7,9 +7,10 @@ Beside them run *numerical variables*: `one` (1 at every position) and one per n
 
 - A categorical head chooses a query, a key and a value variable and a predicate (for each query value,
   one key value), each by a Gumbel-softmax whose temperature `tau` is annealed towards 0. It attends
-  with the closest-match rule: among the keys whose value matches, the nearest to the query (ties to the
-  earlier key, the query's own position only when it is the sole match), and position 0 (BOS) when no
-  key matches; it reads the value variable there (`select_closest` then `aggregate`).
+  with the closest-match rule of `select_closest` (engine/closest.py): among the keys whose value
+  matches, the nearest to the query (the query's own position counting as far as the number of
+  matches; ties to the earlier key), and position 0 (BOS) when no key matches; it reads the value
+  variable there (`aggregate`).
 - A numerical head chooses a query and a key variable and a predicate the same way and sums `one` over
   the matching keys (`aggregate_sum`, a count).
 - A categorical MLP is a lookup table over two chosen categorical variables; a numerical MLP a lookup
@@ -28,6 +29,7 @@ import torch.nn.functional as F
 from torch import nn
 
 NEG = -1e9
+QUANTUM = 1024   # the discrete program's classifier weights are multiples of 1 / QUANTUM: its sums are exact
 
 
 @dataclass
@@ -65,13 +67,16 @@ def choose(logits: torch.Tensor, tau: float, hard: bool) -> torch.Tensor:
     return F.gumbel_softmax(logits, tau=tau, dim=-1)
 
 
-def closest_rank(T: int) -> torch.Tensor:
-    """(T, T) order of keys j for query i: nearer first, the earlier of two at the same distance first,
-    the query's own position last."""
-    i = torch.arange(T)[:, None]
-    j = torch.arange(T)[None, :]
-    rank = (2 * (i - j).abs() + (j > i)).float()
-    return torch.where(i == j, torch.full_like(rank, 4.0 * T), rank)
+def closest_rank(s: torch.Tensor) -> torch.Tensor:
+    """(B, T, T) how near key j is to query i among the matches `s` (smaller is nearer), the rule of
+    engine/closest.py: |i - j|, and for the query's own position the number of matches (so it wins only
+    when no other match is closer than that); equal ranks go to the smaller j."""
+    T = s.shape[-1]
+    i = torch.arange(T, device=s.device)[:, None]
+    j = torch.arange(T, device=s.device)[None, :]
+    dist = (i - j).abs().to(s.dtype).expand_as(s)
+    own = s.detach().sum(-1, keepdim=True).expand_as(s)
+    return torch.where((i == j).expand_as(s), own, dist)
 
 
 class Predicate(nn.Module):
@@ -100,16 +105,17 @@ class CatHead(Predicate):
     def forward(self, X, mask, tau: float, hard: bool) -> torch.Tensor:
         s = self.matches(X, mask, tau, hard)
         T = s.shape[-1]
-        rank = closest_rank(T).to(s.device)
+        rank = closest_rank(s)
         if hard:
-            score = torch.where(s > 0.5, -rank, torch.full_like(s, NEG))
-            best = score.argmax(-1)
-            best = torch.where(score.max(-1).values > NEG / 2, best, torch.zeros_like(best))
+            score = torch.where(s > 0.5, rank, torch.full_like(s, 4.0 * T + 4))
+            best = score.argmin(-1)                                # the first minimum: the smaller j
+            best = torch.where(s.sum(-1) > 0.5, best, torch.zeros_like(best))
             att = F.one_hot(best, T).to(s.dtype)
         else:
             none = F.relu(1.0 - s.max(-1).values)                # nothing matches: rest on BOS
             s = torch.cat([s[..., :1] + none[..., None], s[..., 1:]], -1).clamp(0, 1)
-            score = torch.log(s + 1e-6) - rank / T
+            later = torch.arange(T, device=s.device) / (2.0 * T)         # equal ranks: the smaller j first
+            score = torch.log(s + 1e-6) - (rank + later) / T
             score = score.masked_fill(~mask[:, None, :], NEG)
             att = F.softmax(score / max(tau, 1e-3), dim=-1)
         v = torch.einsum("v,vbtd->btd", choose(self.v, tau, hard), X)
@@ -188,6 +194,15 @@ class ProgramModel(nn.Module):
             counts += c
         return torch.stack(X), counts
 
+    def scores(self) -> tuple[torch.Tensor, torch.Tensor]:
+        """The discrete program's classifier weights and bias (float64, multiples of 1 / QUANTUM), so that
+        its scores are exact sums whatever their order (the emitted program adds them in its own)."""
+        q = lambda w: torch.round(w.detach().double() * QUANTUM) / QUANTUM   # noqa: E731
+        return q(self.classifier), q(self.bias)
+
     def forward(self, ids: torch.Tensor, mask: torch.Tensor, tau: float = 1.0, hard: bool = False) -> torch.Tensor:
         X, _ = self.variables(ids, mask, tau, hard)
+        if hard:
+            W, b = self.scores()
+            return torch.einsum("vbtd,vdc->btc", X.double(), W) + b
         return torch.einsum("vbtd,vdc->btc", X, self.classifier) + self.bias
