@@ -14,7 +14,7 @@ from .config import TrainConfig
 from .errors import TrainError
 from .program_decode import decode
 from .program_emit import emit_source
-from .program_train import BOS, EOS, build, discrete_accuracy, fit
+from .program_train import BOS, EOS, build, discrete_accuracy, fit, prune
 
 
 def emitted_analysis(source: str) -> dict:
@@ -49,6 +49,7 @@ def train_program(source: str, cfg: TrainConfig, progress: Callable[[dict], None
         run = fit(model, data, cfg, progress, should_stop)
         t2 = time.monotonic()
         phase("emit", "reading the trained model back as a RASP program")
+        pruned = prune(model, data.train)
         decoded = decode(model, data.vocab, data.classes, BOS, EOS if cfg.eos else None)
         text = emit_source(decoded, task.output, cfg)
         analysis = emitted_analysis(text)
@@ -66,6 +67,7 @@ def train_program(source: str, cfg: TrainConfig, progress: Callable[[dict], None
                  "drop_reason": data.drop_reason, "kind": "categorical", "classes": data.classes},
         **run,
         "final": final,
+        "pruned_features": len(pruned),
         "learned_program": {"source": text, "layers": analysis["layers"],
                             "heads": analysis["heads_per_layer"], "analysis": analysis,
                             "bos": BOS, "eos": EOS if cfg.eos else None},

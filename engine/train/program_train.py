@@ -133,7 +133,7 @@ def fit(model: ProgramModel, data: TaskData, cfg: TrainConfig, progress: Callabl
             point = {"step": step, "tau": round(tau, 4), "loss": round(float(loss.detach()), 5),
                      **discrete_accuracy(model, data.test)}
             curve.append(point)
-            if cfg.stop_at is not None and point["test_seq_acc"] >= cfg.stop_at and tau <= 2 * TAU_END:
+            if cfg.stop_at is not None and point["test_seq_acc"] >= cfg.stop_at:
                 stopped = "stop_at"
         now = time.monotonic()
         if progress is not None and (point is not None or now - last_tick >= TICK_SECONDS):
@@ -145,6 +145,27 @@ def fit(model: ProgramModel, data: TaskData, cfg: TrainConfig, progress: Callabl
     if step and not math.isfinite(float(loss.detach())):
         raise TrainError("training diverged (the loss is not finite); try a smaller lr")
     return {"steps": step, "stopped": stopped, "curve": curve, "seconds": round(time.monotonic() - start, 3)}
+
+
+@torch.no_grad()
+def prune(model: ProgramModel, split: Split, rows: int = 2000) -> list[int]:
+    """Drop classifier features (zero their weights) one by one, last first, while the discrete program's
+    accuracy on (up to `rows` of) the training inputs does not fall: the emitted program then reads only
+    what its prediction needs. The model itself changes, so model and program stay the same function.
+    Returns the indices of the variables dropped."""
+    sample = split.take(np.arange(min(rows, len(split))))
+    base = discrete_accuracy(model, sample)["test_acc"]
+    dropped = []
+    for v in reversed(range(model.shape.n_cat)):
+        keep = model.classifier.data[v].clone()
+        if not keep.abs().max():
+            continue
+        model.classifier.data[v] = 0.0
+        if discrete_accuracy(model, sample)["test_acc"] >= base:
+            dropped.append(v)
+        else:
+            model.classifier.data[v] = keep
+    return dropped
 
 
 def build(source: str, cfg: TrainConfig, load_dirs=None):
