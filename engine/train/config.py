@@ -153,6 +153,9 @@ class TrainConfig:
         if not all(isinstance(t, str) for t in self.vocab):
             raise TrainError("program mode reads string tokens (a learned program's input holds the beginning "
                              "token <s> beside them); give the vocabulary as characters or a list of strings")
+        if any(t in ("<s>", "</s>") for t in self.vocab):
+            raise TrainError("the vocabulary holds <s> or </s>, which program mode reserves for the beginning and "
+                             "end of each input")
         if self.kind == "numerical":
             raise TrainError("program mode learns categorical outputs only (its classifier picks a class)")
         if not self.bos:
