@@ -139,7 +139,7 @@ def fit(model: ProgramModel, data: TaskData, cfg: TrainConfig, progress: Callabl
         if progress is not None and (point is not None or now - last_tick >= TICK_SECONDS):
             last_tick = now
             progress({"point": "curve" if point else "tick", "step": step, "steps": steps, "elapsed": now - start,
-                      "loss": float(loss), "tau": tau, **(point or {})})
+                      "loss": float(loss.detach()), "tau": tau, **(point or {})})
         if stopped == "stop_at":
             break
     if step and not math.isfinite(float(loss.detach())):
