@@ -48,6 +48,10 @@ def _row_errors(bad: np.ndarray | None, message: str | None, node: Node, B: int)
 
 
 def _merge(first: list, second: list) -> list:
+    if not any(second):    # the usual case, checked at C speed: no error on any row
+        return list(first)
+    if not any(first):
+        return list(second)
     return [a if a is not None else b for a, b in zip(first, second)]
 
 

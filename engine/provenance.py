@@ -5,7 +5,9 @@ The value of s-op X at position i was computed from other cells of the same inpu
 - an aggregate at query i read its value s-op at the keys its selector's row i selects (none: the
   default, nothing read), and the selector compared its query s-op at i with its key s-op at those keys;
 - a selector_width at query i counted the keys its selector's row i selects (it reads no value s-op);
-- `and`, `or`, `not` pass the (query, key) cells the attention used on to their parts.
+- `and`, `or`, `not` pass the (query, key) cells the attention used on to their parts; `select_closest`
+  passes on the whole rows of the queries asked (which key is the closest depends on every key's cell);
+- an aggregate_sum reads like an aggregate (its value s-op at the keys selected).
 Walking the graph from the value back to the input collects, for every node, the positions (s-ops) or
 (query, key) cells (selectors) on the path. The selectors' matrices are those of this input, so the
 answer is exact for it. Vectorised over positions: one boolean mask per node.
@@ -49,6 +51,10 @@ def trace_provenance(nodes: list[Node], matrices: dict[int, np.ndarray], layer_o
                     mark(positions, node.queries.id, layer, used.any(axis=1))
                     mark(positions, node.keys.id, layer, used.any(axis=0))
                     continue
+                if node.kind == "select_closest":
+                    rows = np.broadcast_to(used.any(axis=1)[:, None], used.shape)
+                    mark(cells, node.inner.id, layer, rows.copy())
+                    continue
                 for part in SELECTOR_PARTS[node.kind]:
                     # `and`: both parts selected every used cell; `or`: a part counts where it selected;
                     # `not`: its part decided every cell (there by not selecting it)
@@ -63,7 +69,7 @@ def trace_provenance(nodes: list[Node], matrices: dict[int, np.ndarray], layer_o
         if node.kind in ATTENTION_KINDS:
             read = matrices[node.selector.id].astype(bool) & asked[:, None]
             mark(cells, node.selector.id, layer, read)
-            if node.kind == "aggregate":
+            if node.kind in ("aggregate", "aggregate_sum"):
                 mark(positions, node.sop.id, layer, read.any(axis=0))
         elif node.kind in ("map", "sequencemap"):
             for _, child in node.children():

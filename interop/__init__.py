@@ -1,5 +1,6 @@
 """rasplay's doors to other tools: Tracr programs in (tracr*.py), TransformerLens models out
-(export_tl.py), ONNX graphs out (onnx_graph.py), notebook views (notebook.py). Imported as `rasplay.interop`."""
+(export_tl.py), ONNX graphs out (onnx_graph.py), notebook views (notebook.py), TransformerPrograms' learned
+programs in (transformer_programs.py). Imported as `rasplay.interop`."""
 
 
 def load_tl(path):
@@ -23,3 +24,11 @@ def load_onnx(path):
     from .onnx_graph import load_onnx as _load
 
     return _load(path)
+
+
+def import_transformer_program(py_text: str, csv_text: str, *, title: str = "") -> str:
+    """TransformerPrograms' decompiled Python and its weights CSV (both as text; the Python is parsed, never
+    run) -> a rasplay learned program's RASP source (see interop/transformer_programs.py)."""
+    from .transformer_programs import import_transformer_program as _import
+
+    return _import(py_text, csv_text, title=title)

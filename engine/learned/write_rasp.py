@@ -61,17 +61,33 @@ def _grouped(mapping: dict) -> dict:
     return out
 
 
+def _dict(pairs: list[tuple], indent: str) -> str:
+    """A dict literal, eight entries a line."""
+    items = [f"{literal(k)}: {literal(v)}" for k, v in pairs]
+    lines = [", ".join(items[i:i + 8]) for i in range(0, len(items), 8)]
+    return "{" + (",\n" + indent + " ").join(lines) + "}"
+
+
+def _total(program: LearnedProgram, var: str, mapping: dict, default) -> list[tuple]:
+    """`mapping` over every value of the categorical variable `var` (`default` where it has none)."""
+    values = list(program.variable(var).values)
+    return [(v, mapping.get(v, default)) for v in values] + [(k, o) for k, o in mapping.items() if k not in values]
+
+
 def head_text(program: LearnedProgram, h: Head) -> str:
     kind = "select_closest" if h.closest else "select"
     doc = (f"# {h.name}: an attention head ({kind}{', causal' if h.causal else ''}); query {h.query}, "
            f"key {h.key}, value {h.value}.\n"
-           f"#   For each query value, the key value it looks for"
-           f"{' (none matching: position 0, the beginning token)' if h.closest else ''}:\n")
+           f"#   For each query value, the key value it looks for ({literal(no_match_value(program, h.key))}: "
+           f"none{'; no match selects position 0, the beginning token' if h.closest else ''}):\n")
     target = f"{h.name}_target"
-    miss = literal(no_match_value(program, h.key))
-    cases = [(literal(k), f"{h.query} in {_list(qs)}") for k, qs in _grouped(h.predicate).items()]
+    miss = no_match_value(program, h.key)
     lead = f"{target} = "
-    text = doc + lead + _chain(cases, miss, " " * len(lead)) + ";\n"
+    if program.variable(h.query).values:
+        text = doc + lead + _dict(_total(program, h.query, h.predicate, miss), " " * len(lead)) + f"[{h.query}];\n"
+    else:
+        cases = [(literal(k), f"{h.query} in {_list(qs)}") for k, qs in _grouped(h.predicate).items()]
+        text = doc + lead + _chain(cases, literal(miss), " " * len(lead)) + ";\n"
     sel = f"select({h.key}, {target}, ==)"
     if h.causal:
         sel = f"{sel} and select(indices, indices, <=)"
@@ -96,10 +112,41 @@ def _row_condition(t: Table, keys: list[tuple]) -> str:
     return parts[0] if len(parts) == 1 else "(" + "\n        or ".join(parts) + ")"
 
 
-def table_text(t: Table) -> str:
+def _grid_text(program: LearnedProgram, t: Table) -> str:
+    """A table over two categorical variables as a grid: one row per value of the first, one column per
+    value of the second, looked up by the values' row and column numbers."""
+    a, b = t.inputs
+    rows_of, cols_of = list(program.variable(a).values), list(program.variable(b).values)
+    for (x, y) in t.rows:
+        rows_of += [x] if x not in rows_of else []
+        cols_of += [y] if y not in cols_of else []
+    width = max(len(literal(v)) for v in [*cols_of, *t.rows.values(), t.default])
+    head = "  ".join(literal(c).rjust(width) for c in cols_of)
+    lines = [f"# {t.name}: a table (an MLP) over ({a}, {b}): a row per value of {a}, a column per value of {b}.",
+             f"{t.name}_row = {_dict([(v, i) for i, v in enumerate(rows_of)], ' ' * (len(t.name) + 6))}[{a}];",
+             f"{t.name}_column = {_dict([(v, i) for i, v in enumerate(cols_of)], ' ' * (len(t.name) + 9))}[{b}];",
+             f"{t.name}_table = [",
+             f"  # {head}"]
+    for x in rows_of:
+        cells = ", ".join(literal(t.rows.get((x, y), t.default)).rjust(width) for y in cols_of)
+        lines.append(f"    {cells},   # {literal(x)}")
+    lines[-1] = lines[-1].replace(",   #", "    #", 1) if len(rows_of) else lines[-1]
+    lines.append("];")
+    lines.append(f"{t.name} = {t.name}_table[{t.name}_row * {len(cols_of)} + {t.name}_column];")
+    return "\n".join(lines) + "\n"
+
+
+def table_text(program: LearnedProgram, t: Table) -> str:
+    categorical = all(program.variable(v).values for v in t.inputs)
+    if categorical and len(t.inputs) == 2:
+        return _grid_text(program, t)
     over = t.inputs[0] if len(t.inputs) == 1 else "(" + ", ".join(t.inputs) + ")"
-    doc = f"# {t.name}: a table (an MLP) over {over}; one line per output value; anything else gives {literal(t.default)}.\n"
     lead = f"{t.name} = "
+    if categorical:
+        doc = f"# {t.name}: a table (an MLP) over {over}.\n"
+        pairs = _total(program, t.inputs[0], {k[0]: v for k, v in t.rows.items()}, t.default)
+        return doc + lead + _dict(pairs, " " * len(lead)) + f"[{t.inputs[0]}];\n"
+    doc = f"# {t.name}: a table (an MLP) over {over}; one line per output value; anything else gives {literal(t.default)}.\n"
     cases = [(literal(out), _row_condition(t, keys)) for out, keys in _grouped(t.rows).items()]
     return doc + lead + _chain(cases, literal(t.default), " " * len(lead)) + ";\n"
 
@@ -166,7 +213,7 @@ def write_rasp(program: LearnedProgram) -> str:
     for step in program.steps:
         if program.variables[step.name].doc:
             parts.append(f"# {program.variables[step.name].doc}")
-        parts.append(head_text(program, step) if isinstance(step, Head) else table_text(step))
+        parts.append(head_text(program, step) if isinstance(step, Head) else table_text(program, step))
     parts.append(classifier_text(program))
     return "\n".join(parts)
 

@@ -101,3 +101,16 @@ def test_the_dialect_check_says_they_are_outside_b_rasp_and_c_rasp():
     doc = check_dialect("s = aggregate_sum(select(indices, indices, <), indices);")
     frags = {f["id"]: f for f in doc["fragments"]}
     assert not frags["c-rasp"]["member"] and "aggregate_sum" in frags["c-rasp"]["reason"]
+
+
+def test_provenance_of_a_closest_head_reads_the_whole_row():
+    from rasplay.engine.provenance import provenance
+
+    src = "nearest_a = select_closest(tokens, \"a\", ==); from_a = aggregate(nearest_a, indices);"
+    doc = provenance(src, "abba", 2, name="from_a")["provenance"]
+    assert doc["heads"][0]["reads"] == [{"query": 2, "keys": [3]}]
+    tokens = next(s for s in doc["sops"] if s["name"] == "tokens")
+    assert tokens["positions"] == [0, 1, 2, 3]     # which key is closest depends on every key's token
+    src = "s = aggregate_sum(select(indices, indices, <), indices);"
+    doc = provenance(src, "abcd", 2, name="s")["provenance"]
+    assert doc["heads"][0]["reads"] == [{"query": 2, "keys": [0, 1]}]
