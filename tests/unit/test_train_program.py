@@ -80,12 +80,8 @@ ones = 1;
 
 # layer 1: a counting head (the number of matching positions)
 # count_1_0: an attention head (select); query tokens, key tokens, value ones.
-#   For each query value, the key value it looks for:
-count_1_0_target = ("a" if tokens in ["a"] else
-                   ("b" if tokens in ["b"] else
-                   ("c" if tokens in ["c"] else
-                   ("<s>" if tokens in ["<s>"] else
-                    "<none>"))));
+#   For each query value, the key value it looks for ("<none>": none):
+count_1_0_target = {"a": "a", "b": "b", "c": "c", "<s>": "<s>"}[tokens];
 count_1_0 = aggregate_sum(select(tokens, count_1_0_target, ==), ones);
 
 # layer 1: an MLP over a count
