@@ -41,7 +41,8 @@ def test_program_mode_returns_a_learned_program_that_runs(train_server):
         res = job["result"]
         assert res["mode"] == "program" and res["steps"] == 5 and res["config"]["lr"] == 0.05
         lp = res["learned_program"]
-        assert lp["bos"] == "<s>" and lp["eos"] is None and lp["layers"] == 1 and lp["heads"] in ([1], [2])
+        # 5 steps: pruning may leave a program that reads only the tokens (no heads, 0 layers)
+        assert lp["bos"] == "<s>" and lp["eos"] is None and lp["layers"] == len(lp["heads"]) <= 1
         assert "# learned: rasplay\n# bos: <s>\n# output: learned_hist\n" in lp["source"]
         doc = c.post("/api/v1/evaluate", json={"source": lp["source"], "inputs": [["<s>", "a", "b", "a"]]}).json()
         assert not [d for d in doc["diagnostics"] if d["severity"] == "error"], doc["diagnostics"]
