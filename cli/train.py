@@ -47,6 +47,13 @@ def add_parser(sub) -> None:
                    help="do not train: score attention maps from another tool (.json or .npz) against the selectors")
     p.add_argument("--json", action="store_true", help="print only the result, as one JSON object")
     p.add_argument("-o", metavar="MODEL", help="save the trained model (.pt, or .npz)")
+    p.add_argument("--mode", choices=["standard", "program"],
+                   help="standard (default): a transformer; program: a constrained transformer read back as a "
+                        "RASP program (docs/learned_programs.md)")
+    p.add_argument("--num-heads", type=int, help="program mode: counting heads per layer (default 1)")
+    p.add_argument("--mlps", type=int, help="program mode: table MLPs per layer (default 1)")
+    p.add_argument("--eos", action="store_true", help="program mode: an end token </s> after each input")
+    p.add_argument("--emit", metavar="OUT.rasp", help="program mode: write the learned program to this file")
     p.set_defaults(func=run)
 
 
@@ -123,7 +130,10 @@ def run(args) -> int:
                        max_len=args.max_len, bos=not args.no_bos, layers=args.layers, heads=args.heads,
                        d_model=args.d_model, steps=args.steps, time_budget=args.time_budget,
                        batch_size=args.batch_size, lr=args.lr, supervise=args.supervise, seed=args.seed,
-                       stop_at=args.stop_at, threads=args.threads)
+                       stop_at=args.stop_at, threads=args.threads, mode=args.mode, num_heads=args.num_heads,
+                       mlps=args.mlps, eos=args.eos or None)
+        if args.emit and args.mode != "program":
+            raise TrainError("--emit writes the program that --mode program learns; add --mode program")
         options.update(_length_options(args))
         if args.example is not None:
             options["example"] = parse_vocab(args.example) if args.example.startswith("[") else args.example
@@ -133,7 +143,11 @@ def run(args) -> int:
         last = {"t": -1.0}
 
         def progress(p):
-            if args.json or p["point"] != "eval" or p["elapsed"] - last["t"] < 1.0:
+            if args.json or p["point"] not in ("eval", "curve") or p["elapsed"] - last["t"] < 1.0:
+                return
+            if p["point"] == "curve":
+                print(f"step {p['step']:>6}  {p['elapsed']:7.1f} s  loss {p['loss']:.4f}  tau {p['tau']:.3f}  "
+                      f"program held-out {_pct(p['test_acc'])}  per sequence {_pct(p['test_seq_acc'])}", flush=True)
                 return
             last["t"] = p["elapsed"]
             print(f"step {p['step']:>6}  {p['elapsed']:7.1f} s  loss {p['loss']:.4f}  train {_pct(p['train_acc'])}"
@@ -143,6 +157,9 @@ def run(args) -> int:
     except TrainError as e:
         print(f"rasplay: {e}", file=sys.stderr)
         return 1
+    if result.get("mode") == "program":
+        from .train_program import report
+        return report(result, args)
     if args.json:
         print(json.dumps(result, ensure_ascii=False))
         return 0

@@ -247,6 +247,13 @@ class TrainRequest(BaseModel):
     init_model: Optional[str] = Field(None, pattern=r"^m[a-z2-7]{15}$",
                                       description="start from this compiled model's weights (fine-tuning; the learning "
                                                   "rate then defaults to 1e-5, which keeps the exact model exact)")
+    mode: Literal["standard", "program"] = Field(
+        "standard", description="program: train a constrained transformer and read it back as a RASP program (the "
+                                "result's learned_program; docs/learned_programs.md); lr then defaults to 0.05, "
+                                "layers <= 4, heads <= 8, max_len <= 39")
+    num_heads: Optional[int] = Field(None, ge=0, le=4, description="program mode: counting heads per layer (default 1)")
+    mlps: Optional[int] = Field(None, ge=0, le=4, description="program mode: table MLPs per layer (default 1)")
+    eos: Optional[bool] = Field(None, description="program mode: an end token </s> after each input")
 
 
 class TrainJob(BaseModel):
@@ -257,7 +264,9 @@ class TrainJob(BaseModel):
     created: float
     started: Optional[float] = None
     finished: Optional[float] = None
-    result: Optional[dict[str, Any]] = Field(None, description="accuracies, curves, head-selector matches, attention maps")
+    result: Optional[dict[str, Any]] = Field(None, description="accuracies, curves, head-selector matches, attention maps; "
+                                                               "mode program: learned_program {source, layers, heads, "
+                                                               "analysis}, the emitted RASP and its analysis")
     spec: dict[str, Any]
     warm: bool = Field(False, description="it started in a warm spare process (PyTorch already loaded)")
 

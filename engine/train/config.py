@@ -35,7 +35,7 @@ class TrainConfig:
     steps: int | None = None           # step budget (default DEFAULT_STEPS when no time budget either)
     time_budget: float | None = None   # seconds of training
     batch_size: int = 64
-    lr: float = 1e-3
+    lr: float | None = None            # default 1e-3 (program mode: PROGRAM_LR)
     weight_decay: float = 0.01
     warmup: int = 100                  # steps of linear lr warm-up
     decay: bool = True                 # cosine decay to lr / 10 over the step budget (needs `steps`)
@@ -58,6 +58,11 @@ class TrainConfig:
     positional: str = "learned"        # learned | random_offset (Huang et al.) | none (no positional encoding)
     causal: bool = False               # a causal (decoder) mask: each position attends to itself and before
     device: str = "cpu"                # cpu | cuda | auto (cuda when present)
+    # program mode (docs/learned_programs.md): a constrained model read back as a RASP program
+    mode: str = "standard"             # standard | program
+    num_heads: int | None = None       # program mode: numerical (counting) heads per layer (default 1)
+    mlps: int | None = None            # program mode: categorical MLPs (lookup tables) per layer (default 1)
+    eos: bool = False                  # program mode: an end token "</s>" after each input
 
     @classmethod
     def from_dict(cls, d: dict) -> "TrainConfig":
@@ -77,7 +82,8 @@ class TrainConfig:
             self.vocab = list(self.vocab)
         ints = {"min_len": 1, "max_len": 1, "n_train": 1, "n_test": 1, "d_model": 1, "batch_size": 1,
                 "warmup": 0, "eval_every": 1, "seed": 0, "threads": 1, "match_examples": 1}
-        optional_ints = {"blocks": 1, "layers": 0, "heads": 1, "d_mlp": 1, "steps": 1, "test_min_len": 1, "test_max_len": 1,
+        optional_ints = {"blocks": 1, "layers": 0, "heads": 1, "num_heads": 0, "mlps": 0, "d_mlp": 1, "steps": 1,
+                         "test_min_len": 1, "test_max_len": 1,
                          "bin_width": 1}
         for name, low in list(ints.items()) + list(optional_ints.items()):
             v = getattr(self, name)
@@ -91,6 +97,8 @@ class TrainConfig:
                 raise TrainError(f"{name} {v} is above the limit of {limit}")
         if self.min_len > self.max_len:
             raise TrainError(f"min_len ({self.min_len}) is larger than max_len ({self.max_len})")
+        if self.lr is None:
+            self.lr = PROGRAM_LR if self.mode == "program" else STANDARD_LR
         for name in ("lr", "weight_decay", "tolerance", "supervise_weight"):
             v = getattr(self, name)
             if not isinstance(v, (int, float)) or isinstance(v, bool) or v < 0:
@@ -102,6 +110,7 @@ class TrainConfig:
         if self.kind not in ("auto", "categorical", "numerical"):
             raise TrainError(f"kind must be auto, categorical or numerical (got {self.kind!r})")
         self._validate_lengths()
+        self._validate_mode()
         if self.steps is None and self.time_budget is None:
             self.steps = DEFAULT_STEPS
         return self
@@ -129,6 +138,45 @@ class TrainConfig:
         elif self.bin_width is not None:
             raise TrainError("bin_width needs test lengths (test_min_len and test_max_len)")
 
+    def _validate_mode(self) -> None:
+        if self.mode not in MODES:
+            raise TrainError(f"mode must be one of {', '.join(MODES)} (got {self.mode!r})")
+        if not isinstance(self.eos, bool):
+            raise TrainError(f"eos must be true or false (got {self.eos!r})")
+        if self.mode == "standard":
+            used = [n for n in PROGRAM_ONLY if getattr(self, n) not in (None, False)]
+            if used:
+                raise TrainError(f"{', '.join(used)} apply to program mode only (add mode program)")
+            return
+        for name, default in PROGRAM_REFUSES.items():
+            if getattr(self, name) != default:
+                raise TrainError(f"program mode does not take {name} (it trains its own constrained model on "
+                                 "the CPU, for the training lengths only; docs/learned_programs.md)")
+        if not all(isinstance(t, str) for t in self.vocab):
+            raise TrainError("program mode reads string tokens (a learned program's input holds the beginning "
+                             "token <s> beside them); give the vocabulary as characters or a list of strings")
+        if any(t in ("<s>", "</s>") for t in self.vocab):
+            raise TrainError("the vocabulary holds <s> or </s>, which program mode reserves for the beginning and "
+                             "end of each input")
+        if self.kind == "numerical":
+            raise TrainError("program mode learns categorical outputs only (its classifier picks a class)")
+        if not self.bos:
+            raise TrainError("program mode always reads a beginning token <s> (leave bos on)")
+        layers, heads = self.layers or 0, self.heads or 0
+        if layers > PROGRAM_LIMITS["layers"] or heads > PROGRAM_LIMITS["heads"]:
+            raise TrainError(f"program mode takes at most {PROGRAM_LIMITS['layers']} layers of "
+                             f"{PROGRAM_LIMITS['heads']} heads (got {layers} layers, {heads} heads)")
+        for name in ("num_heads", "mlps"):
+            v = getattr(self, name)
+            if v is not None and v > PROGRAM_LIMITS[name]:
+                raise TrainError(f"{name} {v} is above program mode's limit of {PROGRAM_LIMITS[name]}")
+        if self.max_len + 1 + self.eos > PROGRAM_LIMITS["positions"]:
+            raise TrainError(f"program mode takes inputs of at most {PROGRAM_LIMITS['positions'] - 1 - self.eos} "
+                             f"tokens (max_len {self.max_len}): its tables grow with the positions")
+        if len(self.vocab) + 1 + self.eos > PROGRAM_LIMITS["positions"]:
+            raise TrainError(f"program mode takes at most {PROGRAM_LIMITS['positions'] - 1 - self.eos} "
+                             f"vocabulary tokens (got {len(self.vocab)})")
+
     @property
     def longest(self) -> int:
         """The longest input the model sees (training or test)."""
@@ -138,3 +186,11 @@ class TrainConfig:
 POSITIONAL = ("learned", "random_offset", "none")
 DEVICES = ("cpu", "cuda", "auto")
 MAX_BINS = 32
+MODES = ("standard", "program")
+STANDARD_LR, PROGRAM_LR = 1e-3, 0.05
+PROGRAM_ONLY = ("num_heads", "mlps", "eos")
+# options of the standard model that program mode does not take (they must keep their defaults)
+PROGRAM_REFUSES = {"supervise": False, "supervise_pairs": None, "test_min_len": None, "test_max_len": None,
+                   "bin_width": None, "positional": "learned", "causal": False, "device": "cpu", "example": None}
+# program mode's tables are d_var^3 per MLP, d_var = max(positions, tokens): keep them small
+PROGRAM_LIMITS = {"layers": 4, "heads": 8, "num_heads": 4, "mlps": 4, "positions": 40}

@@ -141,6 +141,12 @@ def train(source: str, config: TrainConfig | dict, progress: Callable[[dict], No
     anything the user can fix."""
     cfg = config if isinstance(config, TrainConfig) else TrainConfig.from_dict(dict(config))
     cfg.validated()
+    if cfg.mode == "program":
+        if init is not None or save_path is not None:
+            raise TrainError("program mode trains its own model from scratch and returns a RASP program "
+                             "(learned_program); it neither starts from nor saves a model file")
+        from .program_run import train_program
+        return train_program(source, cfg, progress, should_stop, load_dirs)
     threads = torch.get_num_threads()
     torch.set_num_threads(cfg.threads)
     try:

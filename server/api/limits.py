@@ -11,7 +11,8 @@ from ..schemas import TrainRequest
 from ..settings import Settings
 
 router = APIRouter(tags=["limits"])
-TRAIN_FIELDS = ("min_len", "max_len", "layers", "heads", "d_model", "steps", "time_budget", "batch_size", "lr")
+TRAIN_FIELDS = ("min_len", "max_len", "layers", "heads", "d_model", "steps", "time_budget", "batch_size", "lr",
+                "num_heads", "mlps")
 
 
 class Bounds(BaseModel):

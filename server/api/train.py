@@ -53,6 +53,9 @@ async def start(req: TrainRequest, request: Request, svc: Services = Depends(ser
     budget = min(config.get("time_budget", settings.train_seconds), settings.train_seconds * 0.9)
     config["time_budget"] = round(budget, 3)
     spec = {"source": req.source, "config": config}
+    if req.init_model and req.mode == "program":
+        raise ApiError(422, "validation", "program mode trains its own constrained model from scratch; it cannot start "
+                                          "from a compiled model (leave init_model out)")
     if req.init_model:
         model = await run_in_threadpool(store.get_model, req.init_model)
         if model is None:
