@@ -27,6 +27,7 @@ import time
 
 import orjson
 
+from .agreement import agreed
 from .celery_base import HEAVY_TASK, QUEUES, TRAIN_TASK, WORKER_KEY, make_app
 
 log = logging.getLogger("rasplay.worker")
@@ -82,7 +83,7 @@ class Runtime:
         while not self.stopping:
             try:
                 warm = self.jobs.stats()["warm"] if self.jobs is not None else 0
-                await self.board.redis.set(key, orjson.dumps({"warm": warm}), ex=5)
+                await self.board.redis.set(key, orjson.dumps({"warm": warm, "settings": agreed(self.settings)}), ex=5)
             except self.board.errors:
                 pass
             await asyncio.sleep(1)

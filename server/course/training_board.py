@@ -34,6 +34,7 @@ import json
 import time
 
 from ..training_jobs import FINISHED, ClientFull, QueueFull, new_job_id
+from .agreement import heartbeat_settings
 from .celery_base import TRAIN_QUEUE, TRAIN_TASK, WORKER_KEY
 from .queue_gate import QueueGate, describe, unavailable
 
@@ -262,14 +263,15 @@ class JobBoard:
             pipe.scard(RUNNING)
             pipe.scard(QUEUED)
             running, queued = await pipe.execute()
-        workers, warm = {"train": 0, "heavy": 0}, 0
+        workers, warm, settings = {"train": 0, "heavy": 0}, 0, {}
         keys = [key async for key in self.redis.scan_iter(match=WORKER_KEY + "*", count=1000)]
         for key, value in zip(keys, await self.redis.mget(keys) if keys else []):
             queue = _text(key)[len(WORKER_KEY):].split(":", 1)[0]
             if queue in workers and value is not None:
                 workers[queue] += 1
                 warm += json.loads(value).get("warm", 0)
-        return {"running": running, "queued": queued, "workers": workers, "warm": warm}
+                settings[_text(key)[len(WORKER_KEY):]] = heartbeat_settings(value)
+        return {"running": running, "queued": queued, "workers": workers, "warm": warm, "settings": settings}
 
     # ---------------------------------------------------------------- workers
 
@@ -341,7 +343,8 @@ class SharedJobs:
     is answered 503 at once (queue_gate.QueueGate), not after a wait of its own."""
 
     def __init__(self, url: str, max_queued: int, per_client: int, time_limit: float,
-                 orphan_after: float | None = None, memory_bytes: int | None = None, gate: QueueGate | None = None):
+                 orphan_after: float | None = None, memory_bytes: int | None = None, gate: QueueGate | None = None,
+                 agreement=None):
         from .celery_base import make_app
 
         self.url = url
@@ -351,6 +354,7 @@ class SharedJobs:
         self.orphan_after = orphan_after
         self.board = JobBoard(url, orphan_after, answer_seconds=ANSWER_SECONDS)
         self.gate = gate or QueueGate(url)
+        self.agreement = agreement   # agreement.Agreement: the workers' settings checked against this replica's
         self.celery = make_app(url, results=False)
         self._counts = {"running": 0, "queued": 0, "workers": {"train": 0, "heavy": 0}, "warm": 0}
         self._counting: asyncio.Task | None = None
@@ -427,9 +431,12 @@ class SharedJobs:
 
     async def _count(self) -> None:
         try:
-            self._counts = await self.board.counts()
+            counts = await self.board.counts()
         except self.board.errors:
-            pass
+            return
+        if self.agreement is not None:   # the workers' settings that must agree with this replica's
+            self.agreement.check(counts["settings"])
+        self._counts = {k: v for k, v in counts.items() if k != "settings"}
 
     def stats(self) -> dict:
         """The figures of the last count (at most a second old: a new count starts when they are older)."""
@@ -440,7 +447,8 @@ class SharedJobs:
                 "time_limit": self.time_limit, "memory_limit": self.memory_bytes}
 
     def fill_spares(self) -> None:
-        """The warm processes live in the workers."""
+        """The warm processes live in the workers; at start, count them (and check their settings)."""
+        self.stats()
 
     async def close(self) -> None:
         await self.board.close()
