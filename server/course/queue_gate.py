@@ -3,8 +3,9 @@
 A Redis that froze (its process stopped, its host gone without a word) keeps connections open and answers
 nothing: every request that needs it would wait out its socket timeout, one after another. The gate asks
 Redis first (a PING with a short timeout, at most once per `fresh_seconds` while it answers); once a call
-failed, for the next `retry_seconds` every request that needs the queue is answered 503 `unavailable` at
-once, with the reason, as the PostgreSQL store does (store_postgres.py). Redis answering again opens the
+timed out, for the next `retry_seconds` every request that needs the queue is answered 503 `unavailable`
+at once, with the reason, as the PostgreSQL store does (store_postgres.py); a refused connection (Redis
+stopped or restarting) is a 503 too, and the next request asks again. Redis answering again opens the
 gate by itself: the first request after `retry_seconds` asks it again.
 """
 from __future__ import annotations
@@ -35,10 +36,13 @@ class QueueGate:
         self._closed = False
 
     def failed(self, e: Exception) -> None:
-        """A call to the queue's Redis failed: the next `retry_seconds` fail at once."""
+        """A call to the queue's Redis failed. A timeout (Redis frozen, its host gone): the next
+        `retry_seconds` fail at once. A refusal (Redis stopped or restarting) cost no time: the next
+        request asks again, so that a Redis back is used at once."""
         self._down_reason = describe(e)
-        self._down_until = self.clock() + self.retry_seconds
         self._answered = float("-inf")
+        if timed_out(e):
+            self._down_until = self.clock() + self.retry_seconds
 
     def answered(self) -> None:
         self._answered = self.clock()
@@ -52,17 +56,32 @@ class QueueGate:
         if now - self._answered < self.fresh_seconds:
             return
         try:
-            await self.redis.ping()
+            await self._ping()
         except self.errors as e:
             self.failed(e)
             raise unavailable(self._down_reason) from None
         self.answered()
+
+    async def _ping(self) -> None:
+        """PING; a connection Redis dropped (it restarted) is replaced once, on a new connection."""
+        try:
+            await self.redis.ping()
+        except self.errors as e:
+            if timed_out(e):
+                raise
+            await self.redis.ping()
 
     async def close(self) -> None:
         """(Once, however many users of the gate close it.)"""
         if not self._closed:
             self._closed = True
             await self.redis.aclose()
+
+
+def timed_out(e: Exception) -> bool:
+    from redis.exceptions import TimeoutError as RedisTimeout
+
+    return isinstance(e, (RedisTimeout, TimeoutError))
 
 
 def describe(e: Exception) -> str:
