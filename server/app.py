@@ -112,6 +112,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.services = svc
         await asyncio.gather(svc.pool.start(), svc.heavy.start())
         svc.jobs.fill_spares()
+        if settings.redis and not settings.broker:   # live workers in its Redis: was --broker forgotten?
+            from .course.agreement import start_check
+
+            app.state.agreement_check = start_check(settings)
         # the server's long-lived objects (app, routes, models) never need collecting: freeze them, and
         # collect the young generation less often, so that no request waits for a long collection
         gc.collect()

@@ -34,12 +34,16 @@ def training_and_compiler(settings: Settings, memory: dict) -> tuple[Pool, Jobs]
     """The heavy pool and the training jobs: in this server's processes, or with a broker through
     Celery, run by `rasplay worker` (course/celery_app.py)."""
     if settings.broker:
+        from .course.agreement import Agreement
         from .course.heavy_queue import RemotePool
+        from .course.queue_gate import QueueGate
         from .course.training_board import SharedJobs
 
-        return (RemotePool(settings.broker, settings.compile_seconds, settings.queue_seconds),
+        gate = QueueGate(settings.broker)   # one view of the broker's Redis for both (a 503 at once while it is away)
+        return (RemotePool(settings.broker, settings.compile_seconds, settings.queue_seconds, gate=gate),
                 SharedJobs(settings.broker, settings.train_queue, settings.client_jobs, settings.train_seconds,
-                           orphan_after=settings.train_orphan_seconds, memory_bytes=settings.train_memory))
+                           orphan_after=settings.train_orphan_seconds, memory_bytes=settings.train_memory, gate=gate,
+                           agreement=Agreement(settings)))
     heavy = WorkerPool(settings.heavy_pool_size, settings.compile_seconds, settings.queue_seconds,
                        depth=1, name="rasplay-heavy", **memory)
     jobs = JobManager("rasplay.server.training_run.run", settings.train_jobs, settings.train_queue,

@@ -28,9 +28,12 @@ NOT_FOUND = {404: ERROR_RESPONSES[422] | {"description": "No such job"}, 422: ER
                                                          "Retry-After)"}}
 
 
-def _found(job: dict | None, job_id: str) -> dict:
+def _found(job: dict | None, job_id: str, jobs) -> dict:
     if job is None:
-        raise ApiError(404, "not_found", f"no training job '{job_id}' (finished jobs are kept for a while)")
+        says = getattr(jobs, "not_found", None)   # with a broker: the job board says what may have happened
+        raise ApiError(404, "not_found", says(job_id) if says else
+                       f"no training job '{job_id}' (finished jobs are kept for a while; a server's restart ends "
+                       "the jobs it held)")
     return job
 
 
@@ -88,12 +91,12 @@ async def start(req: TrainRequest, request: Request, svc: Services = Depends(ser
 async def status(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(services)):
     # (reading it tells the server a client still follows it: a job nobody follows is cancelled after
     # settings.train_orphan_seconds)
-    return _found(await svc.jobs.status(job_id), job_id)
+    return _found(await svc.jobs.status(job_id), job_id, svc.jobs)
 
 
 @router.delete("/train/{job_id}", response_model=TrainJob, responses=NOT_FOUND, summary="Cancel a training job")
 async def cancel(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(services)):
-    return _found(await svc.jobs.cancel_job(job_id), job_id)
+    return _found(await svc.jobs.cancel_job(job_id), job_id, svc.jobs)
 
 
 @router.get("/train/{job_id}/events", summary="Stream a job's progress (server-sent events)",
@@ -102,7 +105,7 @@ async def cancel(job_id: str = Path(pattern=JOB_ID), svc: Services = Depends(ser
                                             "with the final status"}, **NOT_FOUND})
 async def events(job_id: str = Path(pattern=JOB_ID), start: int = Query(0, ge=0, le=1_000_000_000, alias="from"),
                  last_event_id: str | None = Header(None), svc: Services = Depends(services)):
-    _found(await svc.jobs.status(job_id), job_id)
+    _found(await svc.jobs.status(job_id), job_id, svc.jobs)
     if last_event_id and re.fullmatch(r"[0-9]{1,9}", last_event_id.strip()):   # anything else is ignored
         start = max(start, int(last_event_id) + 1)
 

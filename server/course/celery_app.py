@@ -27,9 +27,12 @@ import time
 
 import orjson
 
+from .agreement import agreed
 from .celery_base import HEAVY_TASK, QUEUES, TRAIN_TASK, WORKER_KEY, make_app
 
 log = logging.getLogger("rasplay.worker")
+BOARD_ANSWER_SECONDS = 5.0
+END_TRIES = 30   # a job's end is tried once a second this many times while Redis is away
 
 
 # ---------------------------------------------------------------- the worker's side
@@ -54,7 +57,8 @@ class Runtime:
 
     @staticmethod
     async def _board(cls, url, orphan_after):
-        return cls(url, orphan_after)
+        # a Redis that froze fails a call after 5 s (the loops below try again), instead of holding it forever
+        return cls(url, orphan_after, answer_seconds=BOARD_ANSWER_SECONDS)
 
     async def _start(self) -> None:
         from ..training_jobs import JobManager
@@ -79,7 +83,7 @@ class Runtime:
         while not self.stopping:
             try:
                 warm = self.jobs.stats()["warm"] if self.jobs is not None else 0
-                await self.board.redis.set(key, orjson.dumps({"warm": warm}), ex=5)
+                await self.board.redis.set(key, orjson.dumps({"warm": warm, "settings": agreed(self.settings)}), ex=5)
             except self.board.errors:
                 pass
             await asyncio.sleep(1)
@@ -139,6 +143,8 @@ class Runtime:
                 if time.monotonic() - renewed >= 0.5:
                     status, cancel, wanted = await self.board.renew(job_id, warm=local.warm if not renewed else None)
                     renewed = time.monotonic()
+                    if status is None:   # Redis restarted without its data: say so on the board, then stop
+                        await self.board.lost(job_id, job)
                     if status != "running" or cancel or not wanted:
                         stopping = True
             except self.board.errors as e:   # Redis is away: the job goes on; its lease may lapse meanwhile
@@ -158,9 +164,10 @@ class Runtime:
             status, error = "failed", ("the worker training this job was stopped (a restart)" +
                                        (f" and the training did not finish within its {grace:g} s" if grace else "") +
                                        "; start the training again")
-        for attempt in range(30):   # Redis may be restarting: the job's end must reach the board
+        for attempt in range(END_TRIES):   # Redis may be restarting: the job's end must reach the board
             try:
-                await self.board.finish(job_id, status, error=error, result=local.result)
+                if not await self.board.finish(job_id, status, error=error, result=local.result):
+                    await self.board.lost(job_id, job)   # (written only when Redis lost the job)
                 return
             except self.board.errors as e:
                 log.warning("job %s: cannot record its end yet (%s)", job_id, e)

@@ -1,7 +1,9 @@
 """Compiler work (compile, run, soft study, weights) sent to `rasplay worker` through Celery, for replicas
 started with `--broker`: the interface of process_pool.WorkerPool (`run`, `stats`, ...), so the routes do not
 change. A request waits at most `queue_timeout` for a worker to start it (Celery's `expires`; then
-PoolBusy, a 503), then at most its time limit (which the worker's own pool enforces) and a margin.
+PoolBusy, a 503), then at most its time limit (which the worker's own pool enforces) and a margin. While
+the queue's Redis does not answer, a request is answered 503 `unavailable` at once (queue_gate.QueueGate),
+and the requests waiting for results are answered so within READ_SECONDS.
 
 Results come from Celery's Redis result backend: one reader per replica polls the keys of every request
 waiting (one MGET per interval, however many wait), since Celery's own result reader blocks a thread per
@@ -14,22 +16,25 @@ import json
 import time
 
 from .celery_base import HEAVY_QUEUE, HEAVY_TASK, RESULT_PREFIX, make_app
-from ..errors import ApiError
+from .queue_gate import QueueGate, describe, unavailable
 from ..process_pool import EvaluationTimeout, MemoryLimit, PoolBusy, ReplyTooLarge, WorkerFailed
 
 POLL_SECONDS = 0.02
 MARGIN_SECONDS = 5.0
+SEND_SECONDS = 3.0    # a task not handed to Redis by then: 503 (the gate's PING answered, then Redis froze)
+READ_SECONDS = 2.0    # the results' reader: a Redis silent this long fails the requests waiting (503)
 
 
 class RemotePool:
-    def __init__(self, url: str, timeout: float, queue_timeout: float):
+    def __init__(self, url: str, timeout: float, queue_timeout: float, gate: QueueGate | None = None):
         import redis.asyncio as aioredis
         from redis import RedisError
 
         self.timeout, self.queue_timeout = timeout, queue_timeout
         self.celery = make_app(url, results=False)
-        self.redis = aioredis.Redis.from_url(url, socket_connect_timeout=5, socket_timeout=10)
+        self.redis = aioredis.Redis.from_url(url, socket_connect_timeout=READ_SECONDS, socket_timeout=READ_SECONDS)
         self.errors = (RedisError, OSError)
+        self.gate = gate or QueueGate(url)
         self._waiting: dict[str, asyncio.Future] = {}
         self._reader: asyncio.Task | None = None
         self.size = 0
@@ -42,6 +47,7 @@ class RemotePool:
         if self._reader is not None:
             self._reader.cancel()
         await self.redis.aclose()
+        await self.gate.close()
 
     async def run(self, kind: str, payload: dict, timeout: float | None = None, message: bytes | None = None,
                   client: str = "") -> bytes:
@@ -54,13 +60,15 @@ class RemotePool:
         if self._reader is None or self._reader.done():
             self._reader = asyncio.get_running_loop().create_task(self._read())
         try:
+            await self.gate.check()   # a Redis that does not answer: 503 now, not after the request's wait
+            send = asyncio.get_running_loop().run_in_executor(
+                None, lambda: self.celery.send_task(HEAVY_TASK, args=[kind, payload, limit, client], task_id=task_id,
+                                                    queue=HEAVY_QUEUE, expires=self.queue_timeout))
             try:
-                await asyncio.get_running_loop().run_in_executor(
-                    None, lambda: self.celery.send_task(HEAVY_TASK, args=[kind, payload, limit, client], task_id=task_id,
-                                                        queue=HEAVY_QUEUE, expires=self.queue_timeout))
-            except Exception as e:   # the broker is unreachable
-                raise ApiError(503, "unavailable", f"the job queue is unreachable ({type(e).__name__}); try again "
-                                                   "in a moment", headers={"Retry-After": "10"}) from None
+                await asyncio.wait_for(send, SEND_SECONDS)
+            except Exception as e:   # the broker is unreachable, or froze since the gate asked it
+                self.gate.failed(e)
+                raise unavailable(describe(e)) from None
             meta = await self._wait(task_id, future, limit)
         finally:
             self._waiting.pop(task_id, None)
@@ -95,9 +103,15 @@ class RemotePool:
             ids = list(self._waiting)
             try:
                 values = await self.redis.mget([RESULT_PREFIX + i for i in ids])
-            except self.errors:
-                await asyncio.sleep(0.5)   # Redis is away: the requests' own deadlines answer them (503)
+            except self.errors as e:   # Redis is away: the requests waiting are answered 503 now
+                self.gate.failed(e)
+                for task_id in ids:
+                    future = self._waiting.get(task_id)
+                    if future is not None and not future.done():
+                        future.set_exception(unavailable(describe(e)))
+                await asyncio.sleep(0.05)
                 continue
+            self.gate.answered()
             for task_id, raw in zip(ids, values):
                 if raw is None:
                     continue

@@ -118,3 +118,50 @@ def test_a_queued_job_no_one_follows_is_cancelled_and_never_starts(url):
         finally:
             await board.close()
     run(main())
+
+
+def test_a_lease_that_lapsed_while_redis_was_frozen_does_not_fail_a_job_whose_worker_renews_it(url, monkeypatch):
+    """A frozen Redis's clock runs on: its leases expire under a live worker. The first look that finds the
+    lease lapsed only marks it; the worker's renewal clears the mark, and later looks find it running."""
+    monkeypatch.setattr(training_board, "CONFIRM_SECONDS", 1)
+
+    async def main():
+        board = JobBoard(url, orphan_after=30)
+        try:
+            job_id = await board.submit(SPEC, "me", per_client=2, max_queued=4)
+            await board.start(job_id, "w")
+            await board.redis.delete(board.keys(job_id)["lease"])            # expired during the freeze
+            assert (await board.refresh(job_id))["status"] == "running"     # marked, not ended
+            assert (await board.read(job_id)).get("lapsed")
+            assert (await board.renew(job_id))[0] == "running"            # the worker answers again
+            assert "lapsed" not in await board.read(job_id)
+            deadline = time.monotonic() + 2.5                                # past CONFIRM_SECONDS (Redis's clock)
+            while time.monotonic() < deadline:
+                assert (await board.refresh(job_id))["status"] == "running"
+                await board.renew(job_id)
+                await asyncio.sleep(0.2)
+        finally:
+            await board.close()
+    run(main())
+
+
+def test_a_job_whose_state_redis_lost_is_written_back_failed_with_the_reason_by_its_worker(url):
+    async def main():
+        board = JobBoard(url, orphan_after=30)
+        try:
+            job_id = await board.submit(SPEC, "me", per_client=2, max_queued=4)
+            taken = await board.start(job_id, "w")
+            assert await board.add_events(job_id, [{"step": 1}], 0)
+            await board.redis.flushdb()                                      # Redis restarted without its data
+            assert await board.read(job_id) is None
+            assert (await board.renew(job_id))[0] is None                   # what the worker sees
+            assert await board.lost(job_id, taken)
+            assert not await board.lost(job_id, taken)                      # written once
+            job = training_board.public(job_id, await board.read(job_id))
+            assert job["status"] == "failed" and job["error"] == training_board.STATE_LOST and job["spec"] == SPEC
+            assert job["events"] == 0 and [e async for e in board.events(job_id, 0)] == []   # the stream ends
+            assert await board.finish(job_id, "done") == 0                  # its end stays the loss
+            assert not await board.redis.sismember(training_board.RUNNING, job_id)
+        finally:
+            await board.close()
+    run(main())

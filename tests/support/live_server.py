@@ -24,14 +24,15 @@ class LiveServer:
     """`rasplay serve` (or, with `settings`, the app factory with those Settings) on loopback."""
 
     def __init__(self, data_dir: Path, *args: str, settings: str | None = None, port: int | None = None,
-                 preexec_fn=None):
+                 preexec_fn=None, program: list[str] | None = None):
+        """`program`: the command that stands for `rasplay` (e.g. a next release's, support/newer_rasplay.py)."""
         self.data_dir = data_dir
         self.port = port or free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         if settings is None:
             # no warm training process unless a test asks for one ("--train-warm", "1" in args: the last
             # flag wins): importing PyTorch at every test server's start would slow the whole suite
-            cmd = [sys.executable, "-m", "rasplay.cli", "serve", "--port", str(self.port),
+            cmd = [*(program or [sys.executable, "-m", "rasplay.cli"]), "serve", "--port", str(self.port),
                    "--data-dir", str(data_dir), "--train-warm", "0", *args]
         else:
             code = ("import uvicorn; from pathlib import Path; from rasplay.server.app import create_app; "

@@ -3,7 +3,9 @@ directory, with no persistence (or, asked, the append-only file a course's Redis
 message (under CI=true, conftest turns that skip into a failure)."""
 from __future__ import annotations
 
+import os
 import shutil
+import signal
 import subprocess
 import tempfile
 import time
@@ -51,8 +53,14 @@ class RedisServer:
                     raise RuntimeError("redis-server did not answer") from None
                 time.sleep(0.05)
 
+    def freeze(self, frozen: bool = True) -> None:
+        """Stop (SIGSTOP) or continue (SIGCONT) redis-server: its connections stay open and nothing answers
+        on them, as when its host vanishes without a word; its clock runs on (keys expire meanwhile)."""
+        os.kill(self.process.pid, signal.SIGSTOP if frozen else signal.SIGCONT)
+
     def stop(self) -> None:
         if self.process and self.process.poll() is None:
+            self.process.send_signal(signal.SIGCONT)   # (a frozen Redis would not stop)
             self.process.terminate()
             self.process.wait(timeout=30)
 
