@@ -52,7 +52,8 @@ async def start(req: TrainRequest, request: Request, svc: Services = Depends(ser
         raise ApiError(501, "unavailable", "training needs PyTorch on the server: pip install 'rasplay[train]'")
     check_source(req.source, settings)
     config = req.model_dump(exclude={"source", "init_model"}, exclude_none=True)
-    config.setdefault("device", settings.train_device)
+    if config.get("mode") != "program":   # program mode trains on the CPU only
+        config.setdefault("device", settings.train_device)
     budget = min(config.get("time_budget", settings.train_seconds), settings.train_seconds * 0.9)
     config["time_budget"] = round(budget, 3)
     spec = {"source": req.source, "config": config}

@@ -121,3 +121,36 @@ def test_a_refused_check_says_why_and_axe_finds_nothing_serious_in_the_view(guar
     found = audit(page, "#view-learned")
     assert found == [], "axe-core, the Learned view: " + "; ".join(f"{v['id']}: {v['help']} at {v['nodes'][:3]}"
                                                                   for v in found)
+
+
+def test_a_program_mode_training_from_the_train_tab_lands_in_the_learned_view(guarded, live_server):
+    """Train tab, mode "a program": the job's emitted program arrives in the Learned view (said where it came
+    from), is valid learned RASP, and is checked against the user's program from there."""
+    from support.needs import need
+
+    need("torch")
+    page = guarded.page()
+    open_app(page, live_server.url)
+    set_program(page, TASK)
+    page.click("#tab-train")
+    page.select_option("#train-mode", "program")
+    page.fill("#train-vocab", "ab")
+    page.fill("#train-max-len", "3")
+    page.fill("#train-steps", "20")
+    page.click("#train-start")
+    page.wait_for_selector(".run-line[data-status='done']", timeout=480000)
+    page.wait_for_function("() => document.getElementById('learned-source') && "
+                           "document.getElementById('learned-source').value.includes('# learned: rasplay')",
+                           timeout=30000)
+    source = page.input_value("#learned-source")
+    assert "# bos: " in source and "# output: " in source
+    assert "program mode" in page.text_content("#learned-origin")
+    page.click("#tab-learned")
+    page.fill("#learned-vocab", "ab")
+    page.fill("#learned-max-len", "3")
+    page.fill("#learned-beyond", "1")
+    page.click("#learned-check")
+    page.wait_for_selector("#learned-verdict", timeout=60000)
+    verdict = page.text_content("#learned-verdict")
+    assert verdict.startswith("Agrees") or verdict.startswith("Disagrees"), verdict
+    assert page.locator("#learned-lengths-table tbody tr").count() == 4     # lengths 1-3 and one beyond

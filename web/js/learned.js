@@ -204,6 +204,11 @@ function renderForm() {
 }
 
 export function initLearned() {
+  // a program-mode training's emitted program (train.js announces it with this event)
+  document.addEventListener("rasplay:learned", (e) => {
+    receiveLearned(e.detail.source, e.detail.origin);
+    toast("The trained program is in the Learned tab: open it, or check it on every input.");
+  });
   $("learned-source").addEventListener("input", (e) => { learned.source = e.target.value; learned.origin = ""; setOrigin(); });
   $("learned-open").addEventListener("click", openInEditor);
   $("learned-back").addEventListener("click", backToUserProgram);

@@ -9,9 +9,7 @@ import { followEdits, markEdited, vocabOf, vocabValue } from "./forms.js";
 import { boundTrainInputs, limitsNow, serverLimits } from "./limits.js";
 import { parseInputText } from "./state.js";
 import { el, formatValue } from "./values.js";
-import { receiveLearned } from "./learned.js";
 import { lengthFields, readLengthFields } from "./lengths.js";
-import { toast } from "./page.js";
 
 const COLORS = ["#0072B2", "#D55E00"];
 
@@ -114,9 +112,10 @@ function follow(run, onUpdate) {
     run.result = run.job.result;
     run.status = done.status;
     const emitted = run.result && run.result.learned_program;
-    if (emitted && emitted.source) {   // program mode: the emitted program, beside the user's in the Learned tab
-      receiveLearned(emitted.source, `the ${run.label} training (program mode)`);
-      toast("The trained program is in the Learned tab: open it, or check it on every input.");
+    if (emitted && emitted.source) {   // program mode: the page's Learned tab takes the emitted program (learned.js);
+      // an event, not an import, so that this module stays free of page-only modules (the notebook widget uses it)
+      document.dispatchEvent(new CustomEvent("rasplay:learned", {
+        detail: { source: emitted.source, origin: `the ${run.label} training (program mode)` } }));
     }
     onUpdate(true);
   });
@@ -151,6 +150,10 @@ export async function startRuns(state, { ablate }, onUpdate) {
   preferImported(false);
   const options = drop({ ...readForm(), example: parseInputText(state.inputs[state.current]).value,
     init_model: initModel ? initModel.id : undefined });
+  if (options.mode === "program") {   // its own constrained model: no attention example, its own learning rate
+    delete options.example;
+    if (document.getElementById("train-lr").value.trim() === "") delete options.lr;
+  }
   for (const run of runs) if (run.source) run.source.close();
   runs = [];
   const clicked = performance.now();
@@ -286,6 +289,10 @@ export function renderOverlay(container, compiledAttention) {
     ex = imported.doc;
     container.append(el("p", { class: "note" }, `Imported from ${imported.name}: ${ex.layers} layers × ${ex.heads} heads ` +
       `on ${JSON.stringify(ex.tokens)}; the program's ${ex.output} needs ${ex.program_layers} layers.`));
+  } else if (run && !run.result.example) {   // program mode: no attention maps; its heads are the emitted selectors
+    container.append(el("p", { class: "note", id: "train-kept" }, `${run.label}: a program-mode training. Its heads ` +
+      "are the emitted program's selectors: the program is in the Learned tab, where it is checked on every input."));
+    return;
   } else if (run) {
     ex = run.result.example;
     const m = run.result.final, last = run.result.last;
