@@ -17,9 +17,9 @@ the row's maximum shares the weight equally, as `mode="hard"`; or softmax of att
 (`metadata_props`) holds the vocabulary, BOS's id, the output's description and the attention mode as JSON,
 which `load_onnx` reads to encode inputs and decode outputs.
 
-Length-free models are refused (OnnxExportError): their sublayers (named residual blocks, counting heads,
-sign layers, lookup heads whose temperature grows with the length; engine/compiler/length_free) are not
-written as an ONNX graph by this module.
+A length-free model (engine/compiler/length_free) is written by interop/onnx_length_free.py: a graph with a
+dynamic sequence axis, hard attention, that runs at any length. Its .npz (or config and weights) alone is
+refused (OnnxExportError): the model object carries the sublayers' structure.
 """
 from __future__ import annotations
 
@@ -35,9 +35,8 @@ OPSET = 17
 INPUT = "input_ids"
 DTYPES = ("float64", "float32")
 ATTENTION = ("hard", "soft")
-LENGTH_FREE_REASON = ("a length-free model cannot be exported to ONNX: its sublayers (named residual blocks, counting "
-                      "heads, sign layers, lookup heads whose temperature grows with the length) are not written as "
-                      "an ONNX graph; compile with max_len to export")
+LENGTH_FREE_REASON = ("a length-free model is exported from the compiled model itself (export_onnx(model)), not from "
+                      "its .npz or config and weights, which do not hold the sublayers' structure")
 
 
 class OnnxExportError(ValueError):
@@ -65,9 +64,12 @@ class _Graph:
         from onnx import helper, numpy_helper
 
         self.helper, self.numpy_helper, self.dtype = helper, numpy_helper, dtype
+        self.elem = helper.np_dtype_to_tensor_dtype(np.dtype(dtype))
         self.nodes, self.inits, self._n, self._shared = [], [], 0, {}
 
     def const(self, name: str, value, dtype=None) -> str:
+        if dtype is None and isinstance(value, np.ndarray) and value.dtype.kind in "iub":
+            dtype = value.dtype                     # integer and Boolean arrays keep their type
         arr = np.asarray(value, dtype=dtype or self.dtype)
         self.inits.append(self.numpy_helper.from_array(arr, name))
         return name
@@ -144,13 +146,11 @@ def _positions(g: _Graph, config: dict, w: dict) -> tuple[str, str | None]:
 def build_graph(config: dict, weights: dict, meta: dict | None = None, dtype: str = "float64",
                 attention: str = "hard"):
     """The onnx.ModelProto of a model in the docs/weights.md layout."""
-    from onnx import TensorProto, checker, helper
+    from onnx import TensorProto, helper
 
     if config.get("length_free"):
         raise OnnxExportError(LENGTH_FREE_REASON)
-    if dtype not in DTYPES or attention not in ATTENTION:
-        raise OnnxExportError(f"dtype is one of {DTYPES} and attention one of {ATTENTION}, "
-                              f"not {dtype!r} and {attention!r}")
+    _check_options(dtype, attention)
     g = _Graph(np.float64 if dtype == "float64" else np.float32)
     w = {k: np.asarray(v, dtype=np.float64) for k, v in weights.items()}
     scale = config.get("attn_scale")
@@ -179,12 +179,44 @@ def build_graph(config: dict, weights: dict, meta: dict | None = None, dtype: st
         g.nodes, f"rasplay_{(meta or {}).get('output') or 'model'}",
         [helper.make_tensor_value_info(INPUT, TensorProto.INT64, ["batch", "seq"])],
         [helper.make_tensor_value_info(out, elem, ["batch", "seq", n_out])], g.inits)
+    return _finish(graph, _metadata(config, meta, dtype, attention, out))
+
+
+def _check_options(dtype: str, attention: str) -> None:
+    if dtype not in DTYPES or attention not in ATTENTION:
+        raise OnnxExportError(f"dtype is one of {DTYPES} and attention one of {ATTENTION}, "
+                              f"not {dtype!r} and {attention!r}")
+
+
+def _finish(graph, props: dict):
+    """The checked ModelProto of a graph, with rasplay's metadata."""
+    from onnx import checker, helper
+
     model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="rasplay",
                               doc_string="A RASP program compiled by rasplay (docs/interop.md)")
     model.ir_version = 8
-    helper.set_model_props(model, _metadata(config, meta, dtype, attention, out))
+    helper.set_model_props(model, props)
     checker.check_model(model, full_check=True)
     return model
+
+
+def build_length_free_graph(model, dtype: str = "float64", attention: str = "hard"):
+    """The onnx.ModelProto of a length-free model (interop/onnx_length_free.py): any length, hard attention."""
+    from onnx import TensorProto, helper
+
+    from .onnx_length_free import SOFT_REASON, metadata, write_length_free
+
+    _check_options(dtype, attention)
+    if attention != "hard":
+        raise OnnxExportError(SOFT_REASON)
+    g = _Graph(np.float64 if dtype == "float64" else np.float32)
+    out = g.op("Identity", [write_length_free(g, model)], out="logits")
+    elem = TensorProto.DOUBLE if dtype == "float64" else TensorProto.FLOAT
+    graph = helper.make_graph(
+        g.nodes, f"rasplay_{model.output_name or 'model'}_length_free",
+        [helper.make_tensor_value_info(INPUT, TensorProto.INT64, ["batch", "seq"])],
+        [helper.make_tensor_value_info(out, elem, ["batch", "seq", len(model.classes)])], g.inits)
+    return _finish(graph, metadata(model, dtype))
 
 
 def _metadata(config: dict, meta: dict | None, dtype: str, attention: str, out: str) -> dict:
@@ -201,13 +233,13 @@ def _metadata(config: dict, meta: dict | None, dtype: str, attention: str, out: 
 def export_onnx(model, path=None, dtype: str = "float64", attention: str = "hard", beta: float | None = None) -> bytes:
     """Write `model` (a CompiledModel, a .npz path or bytes, or a (config, weights) pair) as ONNX to `path`
     (a file name or a binary file; None: only return the bytes). Returns the serialized model."""
-    if getattr(model, "length_free", False):
-        config, weights, meta = {"length_free": True}, {}, None
+    if getattr(model, "length_free", False) and hasattr(model, "ops"):
+        data = build_length_free_graph(model, dtype, attention).SerializeToString()
     else:
         config, weights, meta = _read(model)
-    if beta is not None:
-        config["attn_scale"] = float(beta)
-    data = build_graph(config, weights, meta, dtype, attention).SerializeToString()
+        if beta is not None:
+            config["attn_scale"] = float(beta)
+        data = build_graph(config, weights, meta, dtype, attention).SerializeToString()
     if path is not None:
         if hasattr(path, "write"):
             path.write(data)

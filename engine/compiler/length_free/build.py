@@ -24,6 +24,7 @@ from . import runner as R
 
 from .blocks import MAX_COMBOS, MAX_SCALE, PERIODIC_PROBE, Built, Cnt, Fin, Rat, refuse  # noqa: F401
 from .counting import CountingMixin
+from .position_form import position_form
 
 
 class Builder(CountingMixin):
@@ -151,6 +152,8 @@ class Builder(CountingMixin):
                                     f"in the first {PERIODIC_PROBE} (not a periodic encoding)") from None
 
         self.b.periodic[name] = (fn, len(values))
+        kid = next(c for c in n.inputs if getattr(self.d.sorts.get(c.id), "tag", None) == "idx")
+        self.b.periodic_form[name] = position_form(n, self.d.sorts[kid.id].offset, fn)
         self.b.info[n.id] = Fin(name, values)
 
     def fin_map(self, n: Node):
