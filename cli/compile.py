@@ -122,12 +122,16 @@ def _reporting_errors(args, build) -> tuple[dict | None, int]:
     error with its line and column (1), a file that cannot be written (1), a bug in rasplay, without a
     traceback (2)."""
     from .. import engine
+    from ..interop.onnx_graph import OnnxExportError
 
     try:
         return build(), 0
     except engine.RaspError as e:
         print_error(args.file, e)
         return None, 1
+    except OnnxExportError as e:     # a model or an option the ONNX export refuses, with the reason
+        print(f"rasplay: --export onnx: {e}", file=sys.stderr)
+        return None, 2
     except OSError as e:
         print(f"rasplay: cannot write {e.filename or args.weights}: {e}", file=sys.stderr)
         return None, 1
@@ -145,12 +149,9 @@ def _compile_length_free(args, source, output, load_dirs, limits) -> int:
     if not args.length_free:
         print("rasplay: compile needs --max-len N (or --length-free)", file=sys.stderr)
         return 2
-    if args.export and args.export[0] == "onnx":
-        from ..interop.onnx_graph import LENGTH_FREE_REASON
-        print(f"rasplay: {LENGTH_FREE_REASON}", file=sys.stderr)
-        return 2
-    if args.export or args.encoding:
-        print("rasplay: --export and --encoding apply to max_len models", file=sys.stderr)
+    if (args.export and args.export[0] != "onnx") or args.encoding:
+        print("rasplay: --export transformer-lens and --encoding apply to max_len models (a length-free model "
+              "exports as --export onnx)", file=sys.stderr)
         return 2
 
     def build() -> dict:
@@ -160,6 +161,8 @@ def _compile_length_free(args, source, output, load_dirs, limits) -> int:
         if args.check:
             doc["check"] = model.check(seed=args.seed)
         _soft_and_weights(args, model, doc)
+        if args.export:
+            doc["export"] = _export(args, model)
         return doc
 
     doc, code = _reporting_errors(args, build)

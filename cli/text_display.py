@@ -179,4 +179,7 @@ def render_length_free(path: str, doc: dict) -> str:
                      f"{st['fixed_beta']:g} | scaled {st['scaling']}):")
         for n, h, f, c in zip(st["lengths"], st["hard"], st["fixed"], st["scaled"]):
             lines.append(f"  n={n}: {h:.2f} | {f:.2f} | {c:.2f}")
+    if "export" in doc:
+        e = doc["export"]
+        lines.append(f"wrote {e['file']} (ONNX, {e['dtype']}, {e['attention']} attention, any length)")
     return "\n".join(lines)

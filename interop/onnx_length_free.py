@@ -28,6 +28,8 @@ import json
 
 import numpy as np
 
+from ..engine.compiler.length_free.position_form import MAX_TABLE
+
 INPUT = "input_ids"
 SOFT_REASON = ("a length-free model exports with hard attention only (attention='hard', the exact model): its "
                "lookup heads need softmax at an inverse temperature that grows with the length, per head, "
@@ -84,10 +86,10 @@ class _Writer:
             self.blocks[name] = self._periodic(name, width, not_bos)
 
     def _periodic(self, name: str, width: int, not_bos: str) -> str:
-        form = self.model.built.periodic_form.get(name)
-        if form is None:
-            raise _refusal(f"the position encoding '{name}' has no closed form (i mod m, or a comparison with a "
-                           f"constant, repeating within {4096} positions) that a finite table can hold")
+        form = self.model.built.periodic_form.get(name, f"'{name}'")
+        if isinstance(form, str):
+            raise _refusal(f"the position encoding {form} has no closed form that a finite table of the graph can "
+                           f"hold (i mod m or a comparison with a constant c, with m, c below {MAX_TABLE})")
         g = self.g
         start, period, index = form
         t = g.op("Max", [g.op("Sub", [self.pos_i, g.const(f"{name}.one", np.array(1, np.int64))]),

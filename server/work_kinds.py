@@ -147,10 +147,14 @@ KINDS["model_soft"] = _compiler_work(lambda model, p: {"ok": True, "study": mode
 KINDS["model_npz"] = _compiler_work(_npz)
 
 
-def _onnx(model, payload: dict) -> bytes:
-    from ..interop.onnx_graph import export_onnx
+def _onnx(model, payload: dict) -> bytes | dict:
+    from ..interop.onnx_graph import OnnxExportError, export_onnx
 
-    return export_onnx(model, None, dtype=payload.get("dtype", "float64"), attention=payload.get("attention", "hard"))
+    try:
+        return export_onnx(model, None, dtype=payload.get("dtype", "float64"),
+                           attention=payload.get("attention", "hard"))
+    except OnnxExportError as e:     # the model or option the export refuses, with the reason
+        return {"ok": False, "error": {"message": str(e), "kind": "validation"}}
 
 
 KINDS["model_onnx"] = _compiler_work(_onnx)

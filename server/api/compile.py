@@ -37,7 +37,7 @@ def _unwrap(body: bytes, key: str):
     reply = orjson.loads(body)
     if not reply["ok"]:
         e = reply["error"]
-        raise ApiError(422, "compile" if e["kind"] not in ("input", "limit") else e["kind"], e["message"],
+        raise ApiError(422, "compile" if e["kind"] not in ("input", "limit", "validation") else e["kind"], e["message"],
                        line=e.get("line"), col=e.get("col"))
     return reply[key]
 
@@ -147,14 +147,12 @@ async def onnx_model(request: Request, model_id: str = Path(pattern=MODEL_ID),
                                         description="the graph's float type"),
                      attention: str = Query("hard", pattern="^(hard|soft)$",
                                             description="average-hard attention (the exact model) or softmax at "
-                                                        "the model's attention scale"),
+                                                        "the model's attention scale (max_len models only)"),
                      svc: Services = Depends(services)):
-    """The compiled model as a standard ONNX graph that onnxruntime runs. A length-free model is refused
-    with the reason (422)."""
+    """The compiled model as a standard ONNX graph that onnxruntime runs. A length-free model exports with
+    a dynamic sequence axis and hard attention (any length); softmax attention for it is refused with the
+    reason (422)."""
     spec = await _model(model_id, svc.store)
-    if spec.get("length_free"):
-        from ...interop.onnx_graph import LENGTH_FREE_REASON
-        raise ApiError(422, "validation", LENGTH_FREE_REASON)
     if not onnx_available():
         raise ApiError(501, "unavailable", "ONNX export needs the onnx package on the server: "
                                            "pip install 'rasplay[onnx]'")

@@ -13,7 +13,7 @@ import pytest
 import rasplay
 from rasplay.cli.main import main as cli_main
 from rasplay.engine import NumpyTransformer
-from support.exports import (PROGRAMS as EXPORTED, ROOT, assert_decodes_as_compiled, every_input,
+from support.exports import (PROGRAMS as EXPORTED, assert_decodes_as_compiled, every_input,
                              inputs_of_length, layer_norm_model, with_bos)
 from support.needs import need
 
@@ -25,7 +25,7 @@ else:
     need("onnxruntime")
 
 from rasplay.interop import export_onnx, load_onnx  # noqa: E402
-from rasplay.interop.onnx_graph import LENGTH_FREE_REASON, OnnxExportError, build_graph  # noqa: E402
+from rasplay.interop.onnx_graph import OnnxExportError, build_graph  # noqa: E402
 
 PROGRAMS = {
     # name: (source, vocab, max_len, causal): the export tests' programs (support.exports), and one causal
@@ -95,11 +95,7 @@ def test_layer_norm_model_matches_the_numpy_runner():
     np.testing.assert_allclose(theirs, ours, rtol=0, atol=1e-9)
 
 
-def test_length_free_and_bad_options_are_refused():
-    source = (ROOT / "tests/length_free_programs/dyck1.rasp").read_text()
-    model = rasplay.compile(source, vocab="()", length_free=True)
-    with pytest.raises(OnnxExportError, match="length-free model cannot be exported to ONNX"):
-        export_onnx(model)
+def test_bad_options_are_refused():
     reverse = rasplay.compile(PROGRAMS["reverse"][0], vocab="abc", max_len=3)
     with pytest.raises(OnnxExportError, match="dtype is one of"):
         build_graph(reverse.config, reverse.weights, dtype="float16")
@@ -116,10 +112,6 @@ def test_cli_export_onnx(tmp_path, capsys):
     runner = load_onnx(out)
     assert runner.run(["abc", "cab", "b"]) == [list("cba"), list("bac"), ["b"]]
     assert runner.forward(runner.ids(["ab"])).dtype == np.float32
-    lf = tmp_path / "dyck.rasp"
-    lf.write_text((ROOT / "tests/length_free_programs/dyck1.rasp").read_text())
-    assert cli_main(["compile", str(lf), "--vocab", "()", "--length-free", "--export", "onnx", str(out)]) == 2
-    assert LENGTH_FREE_REASON in capsys.readouterr().err
     assert cli_main(["compile", str(prog), "--vocab", "abc", "--max-len", "3", "--export", "keras", str(out)]) == 2
     assert "unknown export format 'keras'; the formats are transformer-lens, onnx" in capsys.readouterr().err
 
@@ -140,10 +132,6 @@ def test_api_download_runs_in_onnxruntime(api):
 
 
 def test_api_refusals_are_json(api):
-    lf = (ROOT / "tests/length_free_programs/dyck1.rasp").read_text()
-    lf_id = api.post("/api/v1/compile", json={"source": lf, "vocab": "()", "length_free": True}).json()["id"]
-    r = api.get(f"/api/v1/models/{lf_id}/model.onnx")
-    assert r.status_code == 422 and "length-free model cannot be exported to ONNX" in r.json()["error"]["message"]
     source, vocab, _, _ = PROGRAMS["reverse"]
     model_id = api.post("/api/v1/compile", json={"source": source, "vocab": vocab, "max_len": 3}).json()["id"]
     r = api.get(f"/api/v1/models/{model_id}/model.onnx", params={"dtype": "float16"})

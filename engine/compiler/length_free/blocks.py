@@ -48,7 +48,7 @@ class Built:
     layer_of: list = field(default_factory=list)       # per op: the analysis layer it belongs to
     info: dict = field(default_factory=dict)            # node id -> Fin | Cnt | Rat | ("idx", offset)
     periodic: dict = field(default_factory=dict)
-    periodic_form: dict = field(default_factory=dict)   # name -> (start, period, table) or None (position_form.py)
+    periodic_form: dict = field(default_factory=dict)   # name -> (start, period, table), or the s-op's name when there is none (position_form.py)
     heads: list = field(default_factory=list)           # descriptions
     notes: list = field(default_factory=list)
     analysis_layers: int = 0

@@ -153,7 +153,8 @@ class Builder(CountingMixin):
 
         self.b.periodic[name] = (fn, len(values))
         kid = next(c for c in n.inputs if getattr(self.d.sorts.get(c.id), "tag", None) == "idx")
-        self.b.periodic_form[name] = position_form(n, self.d.sorts[kid.id].offset, fn)
+        form = position_form(n, self.d.sorts[kid.id].offset, fn)
+        self.b.periodic_form[name] = form if form is not None else f"'{self.p.name(n)}' ({n.describe()})"
         self.b.info[n.id] = Fin(name, values)
 
     def fin_map(self, n: Node):
