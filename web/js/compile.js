@@ -1,7 +1,7 @@
 // The Compile view: the program as real transformer weights. Summary and residual layout; each
 // compiled head's attention next to the program's selector (BOS column shown); the residual stream
 // decoded stage by stage; a beta slider from hard to soft attention with live agreement; the
-// agreement-vs-beta curve of the soft-attention study; the weights to download.
+// agreement-vs-beta curve of the soft-attention study; the weights and the ONNX graph to download.
 
 import * as api from "./api.js";
 import { graphIndex, isSelector, traced } from "./docmodel.js";
@@ -83,8 +83,11 @@ export function renderSummary(box, layoutBox) {
   const notes = s.notes.length ? el("ul", { class: "notes" }, ...s.notes.map((n) => el("li", {}, n))) : "";
   const download = el("a", { id: "weights-download", href: `/api/v1/models/${compiled.id}/weights.npz`, download: "" },
     "Download the weights (.npz)");
-  box.replaceChildren(table, notes, el("p", {}, download, " · layout: ", el("a", { href: "/docs", target: "_blank" }, "API"),
-    " · the names follow docs/weights.md"));
+  // the same model as a standard ONNX graph (float64, hard attention: the exact model; docs/interop.md)
+  const onnx = el("a", { id: "onnx-download", href: `/api/v1/models/${compiled.id}/model.onnx`, download: "" },
+    "Download as ONNX (.onnx)");
+  box.replaceChildren(table, notes, el("p", {}, download, " · ", onnx, " · layout: ",
+    el("a", { href: "/docs", target: "_blank" }, "API"), " · the names follow docs/weights.md, the ONNX graph docs/interop.md"));
   const blocks = el("table", { class: "layout-table", "aria-label": "Residual stream layout" },
     el("tr", {}, ...["block", "dims", "kind", "written by", "values"].map((h) => el("th", { scope: "col" }, h))),
     ...s.layout.map((b) => el("tr", {},

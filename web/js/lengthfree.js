@@ -1,7 +1,7 @@
 // The Compile tab's "every length" panel: compile the program for every length (weights that do not depend
 // on the input length; docs/every_length.md), or show the dialect check's reason it cannot be, with the line;
 // then plot agreement with the evaluator against input length for a fixed softmax temperature, for the
-// paper's temperature scaling, and for hard attention. Text goes in with textContent only.
+// paper's temperature scaling, and for hard attention; the model's ONNX download. Text goes in with textContent only.
 
 import * as api from "./api.js";
 import { vocabValue } from "./forms.js";
@@ -31,7 +31,12 @@ export function initLengthFree(stateGetter) {
   buttons.append(button);
   const plot = node("div", { id: "lf-plot", class: "plot" });
   plot.hidden = true;
-  panel.append(title, buttons, node("p", { id: "lf-status", class: "hint", "aria-live": "polite" }), plot,
+  // the compiled model as ONNX (any length, hard attention; docs/interop.md), shown once it is compiled
+  const onnx = node("a", { id: "lf-onnx-download", download: "" }, "Download as ONNX (.onnx, any length)");
+  const downloads = node("p", { id: "lf-downloads", class: "hint" });
+  downloads.append(onnx);
+  downloads.hidden = true;
+  panel.append(title, buttons, node("p", { id: "lf-status", class: "hint", "aria-live": "polite" }), downloads, plot,
     node("p", { id: "lf-note", class: "hint" }));
   view.append(panel);
 }
@@ -45,13 +50,17 @@ async function compileForEveryLength() {
   const field = (id) => (document.getElementById(id) ? document.getElementById(id).value.trim() : "");
   const request = { source: state.source, length_free: true, vocab: vocabValue(field("compile-vocab") || "ab") };
   if (field("compile-output")) request.output = field("compile-output");
+  const downloads = document.getElementById("lf-downloads");
   plot.hidden = true;
+  downloads.hidden = true;
   note.textContent = "";
   status.textContent = "compiling…";
   status.dataset.state = "busy";
   try {
     const { id, summary } = await api.compile(request);
     if (mine !== seq) return;
+    document.getElementById("lf-onnx-download").setAttribute("href", `/api/v1/models/${encodeURIComponent(id)}/model.onnx`);
+    downloads.hidden = false;
     const d = summary.dialect;
     status.textContent = `${d.smallest_name}${d.causal.member ? ", causal" : ""}: ${summary.layers} layers, ` +
       `${summary.heads.length} heads, ${summary.params} parameters, no max_len. Measuring agreement by length…`;
