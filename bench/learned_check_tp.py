@@ -2,7 +2,7 @@
 each translated (rasplay.interop.import_transformer_program) and checked against the rasplay example that
 computes its task, on every input from length 1 (Dyck: 15) up to the longest training length of the task
 (bench/learned_tasks.py; --max-length lowers it) and --beyond lengths past it, over the task's vocabulary;
-1,000 seeded samples at each length with over 20,000 inputs.
+1,000 seeded samples at each length with over 20,000 inputs (--exhaustive changes that count).
 
 Their programs are not part of rasplay. Get them with
 
@@ -33,7 +33,8 @@ from rasplay.engine.learned.check import CheckLimits, CheckOptions, check_learne
 from rasplay.interop import import_transformer_program  # noqa: E402
 
 
-def check_one(repo: Path, variant: str, name: str, max_length: int | None, beyond: int) -> str:
+def check_one(repo: Path, variant: str, name: str, max_length: int | None, beyond: int,
+              exhaustive: int = 20_000) -> str:
     task = TASKS[name]
     folder = repo / "programs" / variant / name
     learned = import_transformer_program((folder / f"{name}.py").read_text(),
@@ -41,8 +42,7 @@ def check_one(repo: Path, variant: str, name: str, max_length: int | None, beyon
     example = (ROOT / "examples" / task.example).read_text()
     options = CheckOptions(min_length=task.lengths[0] if task.lengths[0] > 6 else 1,
                            max_length=max(task.lengths[0], min(task.lengths[1], max_length or 99)), beyond=beyond,
-                           exhaustive=20_000,
-                           samples=1000, show=1)
+                           exhaustive=exhaustive, samples=1000, show=1)
     start, start_cpu = time.perf_counter(), time.process_time()
     r = check_learned(learned, example, list(task.vocab), options, limits=CheckLimits(max_length=32))
     wall, cpu = time.perf_counter() - start, time.process_time() - start_cpu
@@ -64,13 +64,15 @@ def main() -> None:
     p.add_argument("--repo", type=Path, required=True, help="a checkout of princeton-nlp/TransformerPrograms")
     p.add_argument("--max-length", type=int, default=None, help="default: the task's longest training length")
     p.add_argument("--beyond", type=int, default=2)
+    p.add_argument("--exhaustive", type=int, default=20_000,
+                   help="enumerate a length's every input up to this many (else 1,000 samples)")
     p.add_argument("--variants", nargs="*", default=["rasp", "rasp_categorical_only"])
     args = p.parse_args()
     for variant in args.variants:
         for name, task in TASKS.items():
             if task.example is None or not (args.repo / "programs" / variant / name).is_dir():
                 continue
-            print(check_one(args.repo, variant, name, args.max_length, args.beyond), flush=True)
+            print(check_one(args.repo, variant, name, args.max_length, args.beyond, args.exhaustive), flush=True)
 
 
 if __name__ == "__main__":

@@ -22,7 +22,6 @@ Prints a table (no thresholds): docs/learned_programs.md quotes it.
 from __future__ import annotations
 
 import argparse
-import itertools
 import json
 import subprocess
 import sys
@@ -34,6 +33,7 @@ import numpy as np
 from rasplay.engine.graph_runner import run_graph
 from rasplay.engine.header import default_output
 from rasplay.engine.interpret import interpret
+from rasplay.engine.learned.check_programs import as_text
 from rasplay.engine.limits import Limits
 from rasplay.interop.transformer_programs import import_transformer_program
 
@@ -61,12 +61,19 @@ class Runner:
         for i, r in enumerate(rows):
             by_len.setdefault(len(r), []).append(i)
         for idx in by_len.values():
-            tokens = np.array([rows[i] for i in idx], dtype=str)
-            v = run_graph(self.nodes, tokens, {self.output.id}, time.monotonic() + 3600, LIMITS)[self.output.id]
+            text, ok = self.run_array(np.array([rows[i] for i in idx], dtype=str))
             for j, i in enumerate(idx):
-                if v.errors[j] is None and v.data is not None:
-                    out[i] = [str(x) for x in v.data[j].tolist()]
+                if ok[j]:
+                    out[i] = text[j].tolist()
         return out
+
+    def run_array(self, tokens: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """A (B, n) batch of one length -> its output as text (B, n) and which rows ran without an error."""
+        v = run_graph(self.nodes, tokens, {self.output.id}, time.monotonic() + 3600, LIMITS)[self.output.id]
+        ok = np.array([e is None for e in v.errors], dtype=bool)
+        if v.data is None:
+            return np.full(tokens.shape, "", dtype=str), np.zeros(len(tokens), dtype=bool)
+        return as_text(np.asarray(v.data)), ok
 
 
 def their_outputs(repo: Path, variant: str, task, inputs: list, cache: Path | None, seed: int) -> tuple:
@@ -100,25 +107,42 @@ def sampled(repo, variant, task, runner, count, seed, cache) -> dict:
     return {"agree": same, "inputs": len(inputs), "their_seconds": secs}
 
 
+def every_input(vocab: np.ndarray, n: int) -> np.ndarray:
+    """Every input of n tokens, (V^n, n), in itertools.product's order."""
+    powers = len(vocab) ** np.arange(n - 1, -1, -1, dtype=np.int64)
+    return vocab[(np.arange(len(vocab) ** n, dtype=np.int64)[:, None] // powers) % len(vocab)]
+
+
+def wrap_array(task, raw: np.ndarray) -> np.ndarray:
+    parts = [np.full((len(raw), 1), "<s>"), raw] + ([np.full((len(raw), 1), "</s>")] if task.eos else [])
+    return np.concatenate(parts, axis=1)
+
+
 def exhaustive(task, runner, max_length: int) -> dict:
+    """Every input up to max_length through the translated program and the reference, compared as text;
+    timed (wall and CPU) from loading the reference to the last comparison. Then, outside the time, the
+    reference is confirmed against the task's Python statement on every input."""
     start, cpu = time.perf_counter(), time.process_time()
     reference = Runner((EXAMPLES / task.example).read_text()) if task.example else None
-    by_len, shortest, total, agree, example_ok = {}, None, 0, 0, 0
+    vocab = np.array(task.vocab)
+    by_len, shortest, total, agree, kept = {}, None, 0, 0, []
     for n in range(1, max_length + 1):
-        raw = [list(p) for p in itertools.product(task.vocab, repeat=n)]
-        ours = [inner(task, o) for o in runner.run([wrap(task, s) for s in raw])]
-        want = reference.run(raw) if reference else [[str(x) for x in task.reference(s)] for s in raw]
-        ok = [o == w for o, w in zip(ours, want)]
-        example_ok += sum(w == [str(x) for x in task.reference(s)] for w, s in zip(want, raw))
-        by_len[n] = (sum(ok), len(raw))
-        total += len(raw)
-        agree += sum(ok)
-        if shortest is None and not all(ok):
-            i = ok.index(False)
-            shortest = ("".join(raw[i]), ours[i], want[i])
+        raw = every_input(vocab, n)
+        ours, ours_ok = runner.run_array(wrap_array(task, raw))
+        ours = ours[:, 1:n + 1]
+        want, want_ok = reference.run_array(raw) if reference else (task.batch(raw), np.ones(len(raw), bool))
+        ok = ours_ok & want_ok & (ours == want).all(axis=1)
+        by_len[n] = (int(ok.sum()), len(raw))
+        total, agree = total + len(raw), agree + int(ok.sum())
+        if shortest is None and not ok.all():
+            i = int(np.argmin(ok))
+            shortest = ("".join(raw[i]), ours[i].tolist() if ours_ok[i] else None, want[i].tolist())
+        kept.append((raw, want, want_ok))
+    seconds, cpu_seconds = time.perf_counter() - start, time.process_time() - cpu
+    example_ok = sum(bool(w_ok) and w.tolist() == [str(x) for x in task.reference(r.tolist())]
+                     for raw, want, want_ok in kept for r, w, w_ok in zip(raw, want, want_ok))
     return {"agree": agree, "inputs": total, "by_length": by_len, "shortest": shortest,
-            "seconds": time.perf_counter() - start, "cpu_seconds": time.process_time() - cpu,
-            "reference_is_task": example_ok == total}
+            "seconds": seconds, "cpu_seconds": cpu_seconds, "reference_is_task": example_ok == total}
 
 
 def one(repo: Path, variant: str, task, args) -> dict:

@@ -37,6 +37,23 @@ def _most_freq(s):
     return [order[i] if i < len(order) else "<s>" for i in range(len(s))]
 
 
+def _most_freq_batch(raw: np.ndarray, vocab: tuple) -> np.ndarray:
+    """_most_freq on a (B, n) batch of one length, vectorised: per row, each token's count and first
+    position; the present tokens sorted by (-count, first position), then "<s>" (bench/learned_import.py
+    confirms it against _most_freq on every input it checks)."""
+    B, n = raw.shape
+    tokens = np.array(vocab)
+    hits = raw[:, None, :] == tokens[None, :, None]                      # (B, V, n)
+    counts = hits.sum(axis=2)
+    first = np.where(counts > 0, hits.argmax(axis=2), n)
+    key = np.where(counts > 0, -counts * (n + 1) + first, (n + 1) ** 2)  # absent tokens last
+    order = np.argsort(key, axis=1, kind="stable")[:, :n]
+    shown = np.arange(order.shape[1])[None, :] < (counts > 0).sum(axis=1)[:, None]
+    out = np.full((B, n), "<s>", dtype=f"<U{max(3, max(map(len, vocab)))}")
+    out[:, :order.shape[1]] = np.where(shown, tokens[order], "<s>")
+    return out
+
+
 def _dyck(s):
     """Per prefix: T balanced, P still possible, F failed (and F from the first failure on)."""
     pairs = {")": "(", "}": "{"}
@@ -61,6 +78,10 @@ class Task:
     eos: bool
     example: str | None     # examples/<file>: the rasplay program computing the task (None: none does)
     reference: Callable
+    vectorised: Callable | None = None   # the task on a (B, n) batch of one length where no example computes it
+
+    def batch(self, raw: np.ndarray) -> np.ndarray:
+        return self.vectorised(raw, self.vocab)
 
 
 DIGITS5, DIGITS6 = tuple("01234"), tuple("012345")
@@ -69,7 +90,7 @@ TASKS = {
     "hist": Task("hist", DIGITS6, (1, 7), False, "histogram.rasp", _hist),
     "double_hist": Task("double_hist", DIGITS6, (1, 7), False, "double_histogram.rasp", _double_hist),
     "sort": Task("sort", DIGITS5, (1, 6), True, "sort_stable.rasp", _sort),
-    "most_freq": Task("most_freq", DIGITS6, (1, 7), False, None, _most_freq),
+    "most_freq": Task("most_freq", DIGITS6, (1, 7), False, None, _most_freq, _most_freq_batch),
     "dyck1": Task("dyck1", ("(", ")"), (15, 15), False, "dyck1.rasp", _dyck),
     "dyck2": Task("dyck2", ("(", ")", "{", "}"), (15, 15), False, "dyck2.rasp", _dyck),
 }

@@ -17,17 +17,19 @@ from .lang.errors import RaspError
 def closest(sel: np.ndarray) -> np.ndarray:
     """(B, n, n) bool (rows = queries) -> the same shape with exactly one key per query."""
     B, n, _ = sel.shape
-    counts = sel.sum(axis=-1)                                   # (B, n)
-    q = np.arange(n)[:, None]
-    k = np.arange(n)[None, :]
-    score = np.broadcast_to(np.abs(q - k), sel.shape).astype(np.int64).copy()
-    own = np.broadcast_to(np.eye(n, dtype=bool), sel.shape)
-    score[own] = np.broadcast_to(counts[:, :, None], sel.shape)[own]
-    big = np.int64(4 * n + 4)
-    chosen = np.where(sel, score, big).argmin(axis=-1)          # the first minimum: the smaller j
-    chosen = np.where(counts == 0, 0, chosen)
+    if n == 0:
+        return sel.copy()
+    counts = np.count_nonzero(sel, axis=-1)                     # (B, n)
+    dtype = np.int16 if 4 * n + 4 < 2 ** 15 else np.int64      # small scores: a quarter of the memory
+    big = dtype(4 * n + 4)                                       # above every score
+    positions = np.arange(n)
+    score = np.where(sel, np.abs(positions[:, None] - positions[None, :]).astype(dtype), big)
+    diagonal = score.reshape(B, n * n)[:, :: n + 1]             # a view: the query's own position
+    diagonal[...] = np.where(diagonal == 0, counts, big)        # selected there: the count of matches
+    chosen = score.argmin(axis=-1)                              # the first minimum: the smaller j
+    chosen[counts == 0] = 0
     out = np.zeros(sel.shape, dtype=bool)
-    np.put_along_axis(out, chosen[:, :, None], True, axis=-1)
+    out.reshape(B * n, n)[np.arange(B * n), chosen.reshape(-1)] = True
     return out
 
 

@@ -16,6 +16,7 @@ from typing import Any, Callable
 import numpy as np
 
 from . import mixed as _mixed
+from .distinct import distinct
 from .lang.errors import RaspError
 from .mixed import objects
 
@@ -271,17 +272,21 @@ def _unary(op: str, a: np.ndarray) -> OpResult:
 
 # ------------------------------------------------------------------ per-distinct-value operations
 
-def per_value(a: np.ndarray, fn: Callable[[Any], Any], failure: str, what: str, mixed: bool = False) -> OpResult:
+def per_value(a: np.ndarray, fn: Callable[[Any], Any], failure: str, what: str, mixed: bool = False,
+              found: tuple | None = None) -> OpResult:
     """Apply a Python function to each distinct value of `a` (a handful, usually) and spread the
-    results back: vectorised over positions, Python only per distinct value."""
+    results back: vectorised over positions, Python only per distinct value. `found`: `a`'s
+    distinct(a.ravel()) where the caller has it already."""
     if a.size == 0:
         return OpResult(np.zeros(a.shape, dtype=np.int64))
-    if a.dtype.kind == "O":  # Python values of several types: distinct by (type, value), as 1 and True differ
+    if found is not None and a.dtype.kind != "O" and len(found[1]) == a.size:
+        uniques, inverse = found
+    elif a.dtype.kind == "O":  # Python values of several types: distinct by (type, value), as 1 and True differ
         found: dict = {}
         inverse = np.array([found.setdefault((type(v), v), len(found)) for v in a.ravel().tolist()])
         uniques = objects([v for _, v in found])
     else:
-        uniques, inverse = np.unique(a.reshape(-1), return_inverse=True)
+        uniques, inverse = distinct(a.reshape(-1))
     results, failed = [], []
     for u in uniques.tolist():
         try:
@@ -297,6 +302,8 @@ def per_value(a: np.ndarray, fn: Callable[[Any], Any], failure: str, what: str, 
     else:
         table = np.zeros(len(results), dtype=np.int64)
     out = OpResult(table[inverse].reshape(a.shape))
+    if not any(failed):
+        return out
     failed_arr = np.array(failed, dtype=np.bool_)
     bad_values = [u for u, f in zip(uniques.tolist(), failed) if f]
     shown = ", ".join(repr(v) for v in bad_values[:3]) + (", …" if len(bad_values) > 3 else "")
@@ -354,14 +361,19 @@ def _mixed_choice(arrays: list) -> bool:
     return ka != kb and not (ka in "if" and kb in "if")
 
 
-def apply(op: str, operands: list, mixed: bool = False) -> OpResult:
+PER_VALUE_OPS = frozenset({"in", "getitem", "to_str", "to_int", "to_float", "to_bool"})   # one s-op operand
+
+
+def apply(op: str, operands: list, mixed: bool = False, found: tuple | None = None) -> OpResult:
     """Apply elementwise `op` to operands (arrays or Python atoms; containers for in/getitem).
     mixed: the evaluator's semantics, where an s-op may hold values of several types (as in the
-    original); without it (the compiler's value sets), such a mix is a type error."""
+    original); without it (the compiler's value sets), such a mix is a type error. found: for the
+    PER_VALUE_OPS, the s-op operand's distinct(values.ravel()) where the caller has it."""
     if op in ("in", "getitem"):
         if op == "in":
             x, container = operands
-            return per_value(as_array(x), _py_in(container), "cannot test whether {} is in a string", "the results", mixed)
+            return per_value(as_array(x), _py_in(container), "cannot test whether {} is in a string", "the results",
+                             mixed, found)
         table, x = operands
         if isinstance(table, dict):
             failure = "no key {} in the dict"
@@ -369,12 +381,12 @@ def apply(op: str, operands: list, mixed: bool = False) -> OpResult:
             failure = f"{{}} is not an index of the {'list' if isinstance(table, list) else 'string'} " \
                       f"(of length {len(table)})"
         what = "dict" if isinstance(table, dict) else "list"
-        return per_value(as_array(x), _py_getitem(table), failure, f"the {what}'s values", mixed)
+        return per_value(as_array(x), _py_getitem(table), failure, f"the {what}'s values", mixed, found)
     if op in _CONVERSIONS:
         fn, failure = _CONVERSIONS[op]
         (x,) = operands
         return _check_finite(per_value(as_array(x), fn, "the input token {} " + failure + f" (tokens_{op[3:]})",
-                                       "converted tokens", mixed))
+                                       "converted tokens", mixed, found))
     arrays = [as_array(o) for o in operands]
     if mixed and any(a.dtype.kind == "O" for a in arrays) or (mixed and op == "if" and _mixed_choice(arrays)):
         values, bad, message = _mixed.apply(op, arrays)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from . import closest, elementwise, mixed
+from .distinct import distinct
 from .elementwise import TYPE_NAMES, as_array, type_of
 from .lang.errors import RaspError, positions_phrase
 from .limits import Limits
@@ -31,6 +32,14 @@ class Values:
     data: np.ndarray | None
     errors: list  # RaspError | None per batch row
     int_like: np.ndarray | None = None  # float data: where the original RASP holds an int (see _aggregate)
+    found: tuple | None = None          # distinct(data.ravel()), kept once computed (see distinct_of)
+
+    def distinct_of(self) -> tuple:
+        """The distinct values of data and each position's index among them (engine/distinct.py), computed
+        once per node: several tables and dicts often read the same s-op."""
+        if self.found is None:
+            self.found = distinct(self.data.reshape(-1))
+        return self.found
 
 
 # ------------------------------------------------------------------ node evaluation
@@ -48,10 +57,12 @@ def _row_errors(bad: np.ndarray | None, message: str | None, node: Node, B: int)
 
 
 def _merge(first: list, second: list) -> list:
-    if not any(second):    # the usual case, checked at C speed: no error on any row
-        return list(first)
+    """Per row the first error of the two lists. Error lists are never changed once made, so either
+    list itself is the answer where the other holds none."""
+    if first is second or not any(second):    # the usual case, checked at C speed: no error on any row
+        return first
     if not any(first):
-        return list(second)
+        return second
     return [a if a is not None else b for a, b in zip(first, second)]
 
 
@@ -62,9 +73,18 @@ def _select(node, vals, tokens):
         return values.astype(np.bool_), bad, message
     if keys.dtype.kind == "U" and queries.dtype.kind == "U":
         # compare strings through their rank among all values: same order, integer speed
-        _, codes = np.unique(np.concatenate([keys.ravel(), queries.ravel()]), return_inverse=True)
-        keys, queries = codes[:keys.size].reshape(keys.shape), codes[keys.size:].reshape(queries.shape)
+        keys, queries = _string_ranks(vals[node.keys.id], vals[node.queries.id])
     return elementwise.compare(node.predicate, keys[:, None, :], queries[:, :, None]), None, None
+
+
+def _string_ranks(keys: Values, queries: Values) -> tuple[np.ndarray, np.ndarray]:
+    """Two string s-ops as each position's rank among the values of both (the same order as the
+    strings'): from each s-op's distinct values, which its Values keep for other readers too."""
+    key_values, key_index = keys.distinct_of()
+    query_values, query_index = queries.distinct_of()
+    both = np.unique(np.concatenate([key_values, query_values]))       # a handful of values
+    return (np.searchsorted(both, key_values)[key_index].reshape(keys.data.shape),
+            np.searchsorted(both, query_values)[query_index].reshape(queries.data.shape))
 
 
 def _aggregate(node, vals, tokens):
@@ -180,7 +200,11 @@ def _elementwise(node, vals, tokens):
         # where values mix types, Python's ints stay ints: hand them over as Python values
         data = [mixed.to_objects(c.data, c.int_like) if c.int_like is not None else c.data for c in children]
     operands = node.operands(data)
-    result = elementwise.apply(node.op, operands, mixed=True)
+    found = None
+    if node.op in elementwise.PER_VALUE_OPS and len(children) == 1 and data[0] is children[0].data \
+            and data[0].dtype.kind != "O":
+        found = children[0].distinct_of()
+    result = elementwise.apply(node.op, operands, mixed=True, found=found)
     values = result.values
     if values.shape != tokens.shape:
         values = np.broadcast_to(values, tokens.shape).copy()
@@ -260,12 +284,13 @@ def run_graph(nodes: list[Node], tokens: np.ndarray, keep: set[int], deadline: f
         for _, c in n.children():
             last_use[c.id] = n.id
     vals: dict[int, Values] = {}
+    clean = [None] * B      # the error list of nodes without errors, shared: _merge sees it at once
     for node in nodes:
         if time.monotonic() > deadline:
             raise RaspError(f"evaluation took longer than {limits.eval_seconds:g} s (the time limit)",
                             None, "timeout")
         children = [vals[c.id] for _, c in node.children()]
-        inherited = [None] * B
+        inherited = clean
         for ch in children:
             inherited = _merge(inherited, ch.errors)
         if any(ch.data is None for ch in children):
@@ -273,7 +298,8 @@ def run_graph(nodes: list[Node], tokens: np.ndarray, keep: set[int], deadline: f
         else:
             try:
                 data, bad, message, *int_like = _NODE_FNS[node.kind](node, vals, tokens)
-                own = message if isinstance(message, list) else _row_errors(bad, message, node, B)
+                own = message if isinstance(message, list) else clean if bad is None else \
+                    _row_errors(bad, message, node, B)
                 if mixed.is_mixed(data) and not isinstance(node, Selector):
                     own = _merge(own, _string_mixes(data, node))
                     data = _settle_failed_rows(data, _merge(inherited, own))

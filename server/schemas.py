@@ -169,8 +169,10 @@ class Example(ExampleSummary):
 
 class ShareRequest(BaseModel):
     state: dict[str, Any] = Field(
-        description='the playground state: {"source": ..., "inputs": [...], "view": ..., "selection": ...}; '
-                    "only source is required, unknown keys are kept and ignored")
+        description='the playground state: {"source": ..., "inputs": [...], "view": ..., "selection": ..., '
+                    '"learned": {"source", "origin"?, "user_source"?, "check"?}}; only source is required, '
+                    "learned (the Learned tab's program and its check settings) is checked, unknown keys are kept "
+                    "and ignored")
 
 
 class ShareResponse(BaseModel):

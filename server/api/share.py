@@ -39,6 +39,7 @@ async def share(req: ShareRequest, request: Request, svc: Services = Depends(ser
     inputs = state.get("inputs", [])
     if not isinstance(inputs, list) or not all(isinstance(i, (str, list)) for i in inputs):
         raise ApiError(422, "validation", "state.inputs must be a list of strings or lists")
+    _check_learned_part(state.get("learned"))
     try:
         json.dumps(state, allow_nan=False)
     except ValueError:
@@ -53,6 +54,30 @@ async def share(req: ShareRequest, request: Request, svc: Services = Depends(ser
         svc.writes_per_client.take(client_of(request))
         link_id = await run_in_threadpool(store.put_link, state)
     return {"id": link_id, "url": f"/s/{link_id}"}
+
+
+LEARNED_CHECK_KEYS = {"vocab": str, "min_length": int, "max_length": int, "beyond": int, "samples": int, "seed": int}
+
+
+def _check_learned_part(part) -> None:
+    """A link's learned program (the Learned tab, docs/learned_programs.md): `source` (its text), and
+    optionally `origin`, `user_source` (the user's program while the editor shows the learned one) and
+    `check` (the check's settings). Absent: no learned program."""
+    if part is None:
+        return
+    if not isinstance(part, dict) or not isinstance(part.get("source"), str):
+        raise ApiError(422, "validation", "state.learned must be an object with a source string (the learned program)")
+    for key in ("origin", "user_source"):
+        if key in part and not isinstance(part[key], str):
+            raise ApiError(422, "validation", f"state.learned.{key} must be a string")
+    check = part.get("check", {})
+    if not isinstance(check, dict):
+        raise ApiError(422, "validation", "state.learned.check must be an object (the check's settings)")
+    for key, value in check.items():
+        kind = LEARNED_CHECK_KEYS.get(key)
+        if kind is None or not isinstance(value, kind) or isinstance(value, bool):
+            raise ApiError(422, "validation", f"state.learned.check.{str(key)[:40]} must be one of "
+                                              f"{', '.join(LEARNED_CHECK_KEYS)}, vocab a string and the others integers")
 
 
 @redirects.get("/s/{link_id}", response_class=RedirectResponse, status_code=302,

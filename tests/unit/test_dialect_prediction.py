@@ -172,7 +172,7 @@ def test_size_counts_each_operation_once_and_ignores_names():
     by = part["size"]["by_kind"]
     # prefix, two select(tokens, ...), two ands, two widths and one comparison; `prefix` shared, counted once
     assert by == {"select": 3, "and": 2, "or": 0, "not": 0, "aggregate": 0, "selector_width": 2, "map": 0,
-                  "sequencemap": 1}
+                  "sequencemap": 1, "select_closest": 0, "aggregate_sum": 0}
     assert part["size"]["operations"] == 8 and part["size"]["attention"] == 2 and "distinct" in part["size"]["measure"]
     renamed = (LG / "majority_prefix.rasp").read_text().replace("ones", "n1").replace("zeros", "n0")
     assert predictions(renamed)[0]["size"] == part["size"]

@@ -10,11 +10,15 @@ import * as api from "./api.js";
 import { markEdited, vocabOf, vocabValue } from "./forms.js";
 import { $, page, toast } from "./page.js";
 import { renderInputs } from "./programview.js";
-import { state } from "./state.js";
+import { saveHashSoon, state } from "./state.js";
 import { el, formatValue } from "./values.js";
 import { showView } from "./views.js";
 
-const learned = { source: "", origin: "", report: null, userSource: null };   // userSource: while the editor shows the learned program
+const learned = { source: "", origin: "", report: null, userSource: null,   // userSource: while the editor shows the learned program
+  settings: null };   // the check's settings from a link, until the form shows them
+const CHECK_DEFAULTS = { min_length: 1, max_length: 5, beyond: 2, samples: 1000, seed: 0 };
+const CHECK_FIELDS = { min_length: "learned-min-len", max_length: "learned-max-len", beyond: "learned-beyond",
+  samples: "learned-samples", seed: "learned-seed" };
 const pct = (x) => (x === null || x === undefined ? "–" : `${(100 * x).toFixed(1)}%`);
 const showTokens = (values) => (values ? values.map(formatValue).join(" ") : "–");
 
@@ -75,6 +79,7 @@ async function importProgram() {
   try {
     const result = await api.importLearned(await program.text(), await weights.text());
     receiveLearned(result.source, `TransformerPrograms: ${program.name}`);
+    saveHashSoon();
     $("learned-status").textContent = "Imported.";
   } catch (e) {
     $("learned-status").textContent = `Import refused: ${e.message}${e.line ? ` (line ${e.line})` : ""}`;
@@ -194,22 +199,76 @@ function renderForm() {
   const vocab = el("input", { id: "learned-vocab", type: "text", spellcheck: "false" });
   vocab.value = vocabOf(state.inputs);
   vocab.addEventListener("input", () => { vocab.dataset.edited = "1"; markEdited(vocab); });
-  box.replaceChildren(el("form", { id: "learned-form", class: "train-form", onsubmit: (e) => e.preventDefault() },
+  box.replaceChildren(el("form", { id: "learned-form", class: "train-form", onsubmit: (e) => e.preventDefault(),
+    onchange: () => saveHashSoon() },
     field("vocab", vocab, "characters, or a JSON list"),
     field("lengths", el("span", { class: "pair" }, numberInput("learned-min-len", 1, { min: "1", "aria-label": "shortest input" }),
       "–", numberInput("learned-max-len", 5, { min: "1", "aria-label": "longest input" }))),
     field("beyond", numberInput("learned-beyond", 2), "lengths past the longest"),
     field("samples", numberInput("learned-samples", 1000, { min: "1" }), "per length past 20,000 inputs"),
     field("seed", numberInput("learned-seed", 0))));
+  applySettings();
 }
+
+// A link's check settings into the form (once it exists); a vocabulary from a link counts as edited.
+function applySettings() {
+  const s = learned.settings;
+  if (!s || !$("learned-form")) return;
+  learned.settings = null;
+  for (const [key, id] of Object.entries(CHECK_FIELDS)) $(id).value = String(s[key] ?? CHECK_DEFAULTS[key]);
+  const vocab = $("learned-vocab");
+  if (typeof s.vocab === "string") { vocab.value = s.vocab; vocab.dataset.edited = "1"; return; }
+  delete vocab.dataset.edited;
+  vocab.value = vocabOf(state.inputs);
+}
+
+// The check's settings for a link: those of the form (or of the link not yet shown), the vocabulary only
+// where it was edited (else it follows the inputs).
+function currentSettings() {
+  if (!$("learned-form")) return learned.settings ? { ...learned.settings } : {};
+  const out = {};
+  for (const [key, id] of Object.entries(CHECK_FIELDS)) {
+    const value = Number($(id).value);
+    if (Number.isInteger(value) && value !== CHECK_DEFAULTS[key]) out[key] = value;
+  }
+  if ($("learned-vocab").dataset.edited) out.vocab = $("learned-vocab").value.trim();
+  return out;
+}
+
+// Its part of a share link (state.js): the learned program's text, where it came from, the user's program
+// while the editor shows the learned one, and the check's settings; never a model's weights.
+const sharePart = {
+  save(out) {
+    if (!learned.source.trim()) return;
+    const part = { source: learned.source };
+    if (learned.origin) part.origin = learned.origin;
+    if (editorShowsLearned()) part.user_source = learned.userSource;
+    const check = currentSettings();
+    if (Object.keys(check).length) part.check = check;
+    out.learned = part;
+  },
+  load(obj) {
+    const part = obj.learned;
+    const ok = part && typeof part === "object" && typeof part.source === "string";
+    receiveLearned(ok ? part.source : "", ok && typeof part.origin === "string" ? part.origin : "");
+    learned.userSource = ok && typeof part.user_source === "string" ? part.user_source : null;
+    if ($("learned-back")) $("learned-back").hidden = learned.userSource === null;
+    const check = ok && part.check && typeof part.check === "object" ? part.check : {};
+    learned.settings = { ...CHECK_DEFAULTS, ...check };
+    applySettings();
+  },
+};
 
 export function initLearned() {
   // a program-mode training's emitted program (train.js announces it with this event)
   document.addEventListener("rasplay:learned", (e) => {
     receiveLearned(e.detail.source, e.detail.origin);
+    saveHashSoon();
     toast("The trained program is in the Learned tab: open it, or check it on every input.");
   });
-  $("learned-source").addEventListener("input", (e) => { learned.source = e.target.value; learned.origin = ""; setOrigin(); });
+  $("learned-source").addEventListener("input", (e) => {
+    learned.source = e.target.value; learned.origin = ""; setOrigin(); saveHashSoon();
+  });
   $("learned-open").addEventListener("click", openInEditor);
   $("learned-back").addEventListener("click", backToUserProgram);
   $("learned-import").addEventListener("click", importProgram);
@@ -221,4 +280,5 @@ export const learnedView = {
   label: "Learned",
   show() { renderForm(); },
   render() { if (!$("view-learned").hidden) renderForm(); },
+  share: sharePart,
 };
