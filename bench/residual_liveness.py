@@ -9,6 +9,9 @@ written at sublayer w, last read at sublayer r; `one`, `bos` and the output live
                dimensions, without more layers, gets below it
     bound_mlp  the same when a block last read by an attention sublayer only frees its dimensions at the
                next MLP (additive sublayers cannot write over a value; attention cannot erase one)
+    with reuse the width the compiler reaches (engine/compiler/reuse.py: first-fit, erasure by MLP units)
+
+All figures but the last are of the model without reuse (`model.residual_reuse` keeps them).
 
     python bench/residual_liveness.py                                  # shipped programs at max_len 5
     python bench/residual_liveness.py --root path/to/InterpBench --no-shipped [--cases 1,2] [--json]
@@ -53,16 +56,21 @@ def main() -> None:
         if isinstance(model, str):
             print(json.dumps({"model": name, "skipped": model}) if args.json else f"{name:<28} {model}")
             continue
-        row = {"model": name, "layers": model.config["n_layers"],
-               **bounds(model.plan.blocks, model.config, model.transformer.weights)}
+        reuse = model.residual_reuse   # the figures of the model before reuse (compile's reuse_residual)
+        if reuse is None:
+            b = bounds(model.plan.blocks, model.config, model.transformer.weights)
+            reuse = {"width_without_reuse": b.pop("width"), **b}
+        row = {"model": name, "layers": model.config["n_layers"], "width": reuse["width_without_reuse"],
+               "bound": reuse["bound"], "bound_mlp_erasure": reuse["bound_mlp_erasure"],
+               "width_reused": model.config["d_model"]}
         rows.append(row)
         print(json.dumps(row) if args.json else
               f"{name:<28} layers {row['layers']:<2} width {row['width']:<4} bound {row['bound']:<4} "
-              f"bound_mlp {row['bound_mlp_erasure']}", flush=True)
+              f"bound_mlp {row['bound_mlp_erasure']:<4} with reuse {row['width_reused']}", flush=True)
     if rows:
-        for key in ("width", "bound", "bound_mlp_erasure"):
+        for key in ("width", "bound", "bound_mlp_erasure", "width_reused"):
             print(f"median {key}: {statistics.median(r[key] for r in rows):g}", file=sys.stderr)
-        for key in ("bound", "bound_mlp_erasure"):
+        for key in ("bound", "bound_mlp_erasure", "width_reused"):
             ratio = statistics.median(r[key] / r["width"] for r in rows)
             print(f"median {key}/width: {ratio:.3f}", file=sys.stderr)
 
