@@ -75,11 +75,11 @@ def peak(items: list[Interval], n_sublayers: int, end_attr: str) -> int:
     return best
 
 
-def bounds(blocks: list[Block], config: dict, weights: dict) -> dict:
+def bounds(blocks: list[Block], config: dict, weights: dict, items: list[Interval] | None = None) -> dict:
     """Today's width, the smallest width any reuse of dimensions could reach (every block's dimensions free
     right after its last reader), and the smallest with erasure by MLPs only (a block last read by an
-    attention sublayer is freed by the next MLP)."""
-    items = intervals(blocks, config, weights)
+    attention sublayer is freed by the next MLP). items: the intervals, when already computed."""
+    items = intervals(blocks, config, weights) if items is None else items
     n = 2 * config["n_layers"] + 1
     return {"width": config["d_model"], "bound": peak(items, n, "last_read"),
             "bound_mlp_erasure": peak(items, n, "freed")}

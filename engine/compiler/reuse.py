@@ -46,13 +46,13 @@ def _frees_for(p: Interval, b: Interval, end: int) -> bool:
     return b.written == p.freed and p.block.kind == "categorical" and b.block.kind == "categorical"
 
 
-def plan_reuse(plan: Plan, config: dict, weights: dict) -> Reuse | None:
+def plan_reuse(plan: Plan, config: dict, weights: dict, items: list[Interval] | None = None) -> Reuse | None:
     """Dimensions by first fit over the live intervals, or None when no dimension would be saved. A block's
     dimensions need not be contiguous: it takes the lowest dimensions free for it (a dimension is free when
     its last holder may be written over, `_frees_for`), so the width reached is the peak of live widths
     except where the categorical-only rule at a freeing MLP costs more."""
     end = 2 * config["n_layers"] + 1
-    items = intervals(plan.blocks, config, weights)
+    items = list(intervals(plan.blocks, config, weights) if items is None else items)
     fixed = {"one": 0, "bos": 1}
     items.sort(key=lambda it: (fixed.get(it.block.kind, 2), it.written, it.block.start))
     holder: list[Interval] = []            # per new dimension: the block that holds it last
@@ -146,9 +146,10 @@ def apply_reuse(plan: Plan, config: dict, weights: dict, heads: list[HeadWeights
                 offset: int) -> tuple[Reuse | None, dict]:
     """Reuse dimensions in the plan's blocks, heads and MLPs (in place) when that narrows the model; also
     the figures of the model without reuse (its width, the liveness bounds) for `model.residual_reuse`."""
-    doc = bounds(plan.blocks, config, weights)
+    items = intervals(plan.blocks, config, weights)
+    doc = bounds(plan.blocks, config, weights, items)
     doc = {"width_without_reuse": doc.pop("width"), **doc}
-    r = plan_reuse(plan, config, weights)
+    r = plan_reuse(plan, config, weights, items)
     if r is None:
         return None, doc
     remap(heads, mlps, r)
