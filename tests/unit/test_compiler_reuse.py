@@ -87,3 +87,16 @@ def test_reuse_can_be_turned_off():
     assert plain.live == {} and all("erased_by" not in b for b in plain.layout)
     starts = [b["start"] for b in plain.layout]
     assert starts == sorted(starts) and len(set(starts)) == len(starts)
+
+
+def test_liveness_bounds_of_reverse():
+    """reverse at max_len 5: 19 dimensions without reuse; at the widest boundary (before layer 2's head)
+    15 are live (one, bos, tokens, indices, opp_index); 18 when what layer 2's head reads last keeps its
+    dimensions until an MLP could erase it (attention cannot), so `reverse` needs 3 more; reached: 18."""
+    plain, reused = both("reverse", "abc", 5)
+    assert plain.residual_reuse is None
+    assert reused.residual_reuse == {"width_without_reuse": 19, "bound": 15, "bound_mlp_erasure": 18,
+                                     "erased": ["length [1/(w+1)]"]}
+    assert bounds(plain.plan.blocks, plain.config, plain.weights) == {"width": 19, "bound": 15,
+                                                                      "bound_mlp_erasure": 18}
+    assert reused.config["d_model"] == 18
