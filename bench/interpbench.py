@@ -140,7 +140,9 @@ def run_case(i: int, real: bool, check: bool) -> dict:
         w = model.transformer.weights
         row.update(layers=s["layers"], d_model=s["residual_width"], params=model.transformer.parameters(),
                    nonzero=model.transformer.nonzero_parameters(), notes=len(model.lowered.notes),
-                   nonzero_unembed=int(np.count_nonzero(w["unembed.weight"]) + np.count_nonzero(w["unembed.bias"])))
+                   nonzero_unembed=int(np.count_nonzero(w["unembed.weight"]) + np.count_nonzero(w["unembed.bias"])),
+                   erase_units=sum(t["units"] for m in model.mlps for t in m["targets"]
+                                   if t.get("method", "").startswith("erasure")))
         if check:
             c = model.check(exhaustive_limit=2000, per_length=20, seed=0)
             row["check"] = {k: c[k] for k in ("inputs", "agree", "evaluator_errors", "unspecified")}

@@ -82,7 +82,9 @@ def render_compiled(path: str, doc: dict) -> str:
         values = " ".join(b["values"]) if "values" in b else b.get("encoding", "")
         if len(values) > 60:
             values = values[:57] + "..."
-        lines.append(f"    {b['start']:>4}  {b['name'][:28]:<28} {b['size']:>4}  {b['written_by']:<18} {values}")
+        where = ",".join(map(str, b["dims"])) if "dims" in b else str(b["start"])   # dims: reuse (compiler.md)
+        writer = b["written_by"] + (f", erased by {b['erased_by']}" if "erased_by" in b else "")
+        lines.append(f"    {where:>4}  {b['name'][:28]:<28} {b['size']:>4}  {writer:<18} {values}")
     if s["heads"]:
         lines.append("  heads:")
         for h in s["heads"]:

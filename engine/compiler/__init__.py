@@ -20,13 +20,15 @@ from .extract import extract_graph
 from .heads import build_heads
 from .mlps import build_mlps
 from .residual import allocate_residual, layout
+from .reuse import apply_reuse
 from .validate import DEFAULT_COMPILE_LIMITS, CompileLimits, validate_program
 from .value_sets import infer_value_sets, rounding_warnings
 
 
 def compile(source: str, output: str | None = None, *, vocab, max_len: int | None = None, bos: str = "<bos>",
             encodings: dict | None = None, limits: CompileLimits | None = None, load_dirs=None,
-            eval_limits: Limits | None = None, causal: bool = False, length_free: bool = False):
+            eval_limits: Limits | None = None, causal: bool = False, length_free: bool = False,
+            reuse_residual: bool = True):
     """Compile `source` so that the model's output on "BOS + input" equals the evaluator's value of
     `output` (default: the program's default output, its `# output:` header or else its last s-op)
     on every input over `vocab` of length 1..max_len.
@@ -42,6 +44,10 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int | Non
     length_free: compile a program of the length-free fragment (engine.dialect) to a model whose weights
     do not depend on the input length and that runs at any length (max_len is not used; docs/every_length.md);
     a program outside the fragment is refused with the dialect check's reason.
+
+    reuse_residual: give the dimensions of a value with no later reader to a value written later (erased by
+    MLP units first; engine/compiler/reuse.py) when that makes the residual narrower; False: one dimension
+    range per block for the whole model.
     """
     if length_free:
         from .length_free import compile_length_free
@@ -66,11 +72,19 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int | Non
     output_values = values.values.get(program.output.id) if plan.output.encoding == "numerical" else None
     config, weights = assemble_model(program, plan, width, heads, mlps, DEFAULT_BETA, causal, output_values)
     offset = 1 if plan.pre_mlp else 0
+    live, reuse_doc = {}, None
+    if reuse_residual:
+        reuse, reuse_doc = apply_reuse(plan, config, weights, heads, mlps, offset)
+        if reuse is not None:
+            width, live = reuse.width, reuse.live
+            config, weights = assemble_model(program, plan, width, heads, mlps, DEFAULT_BETA, causal, output_values)
     model = CompiledModel(program, graph, plan, NumpyTransformer(config, weights),
                           describe_heads(plan, heads, plan.name_of),
-                          describe_mlps(plan, mlps, config["n_layers"]), layout(plan, offset), plan.notes,
-                          time.perf_counter() - start, values.values.get(program.output.id))
+                          describe_mlps(plan, mlps, config["n_layers"]),
+                          layout(plan, offset, live, config["n_layers"]), plan.notes,
+                          time.perf_counter() - start, values.values.get(program.output.id), live)
     model.warnings = rounding_warnings(program, graph, values)
+    model.residual_reuse = reuse_doc
     return model
 
 

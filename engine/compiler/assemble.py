@@ -48,10 +48,10 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
     tok[0, bos.start] = 1.0
     tokens = next((b for b in plan.blocks if b.name == "tokens"), None)
     if tokens is not None:
-        tok[1 + np.arange(V), tokens.start + lookup(np.asarray(tokens.values), program.vocab_array)] = 1.0
+        tok[1 + np.arange(V), tokens.dims[lookup(np.asarray(tokens.values), program.vocab_array)]] = 1.0
     indices = next((b for b in plan.blocks if b.name == "indices"), None)
     if indices is not None:
-        pos[1 + np.arange(N), indices.start + np.arange(N)] = 1.0
+        pos[1 + np.arange(N), indices.dims[np.arange(N)]] = 1.0
     w["tok_emb.weight"], w["pos_emb.weight"] = tok, pos
 
     x_bos = tok[0] + pos[0]
@@ -73,11 +73,14 @@ def assemble_model(program: Program, plan: Plan, d: int, heads: list[HeadWeights
         if i in mlp_of:
             m = mlp_of[i]
             fc1[:m.width], b1[:m.width], fc2[:, :m.width] = m.fc1, m.b1, m.fc2
+            gated = m.width - m.erase
             if i < n_layers - 1:   # the last MLP's output at BOS is read by nothing: no gate there
                 # every unit off at BOS (at -1 or below); padding units stay all zero (relu(0) = 0)
-                pre = fc1[:m.width] @ x_bos + b1[:m.width]
+                pre = fc1[:gated] @ x_bos + b1[:gated]
                 on = np.nonzero(pre > -1.0)[0]
                 fc1[on, bos.start] += -1.0 - pre[on]
+            if m.erase:            # erasure units stay on at BOS: the BOS residual loses the dead value too
+                x_bos = x_bos + fc2[:, gated:m.width] @ np.maximum(fc1[gated:m.width] @ x_bos + b1[gated:m.width], 0)
         p = f"layers.{i}."
         w.update({p + "attn.q.weight": q, p + "attn.k.weight": k, p + "attn.v.weight": v, p + "attn.o.weight": o,
                   p + "mlp.fc1.weight": fc1, p + "mlp.fc1.bias": b1, p + "mlp.fc2.weight": fc2,

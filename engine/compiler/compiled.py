@@ -22,8 +22,12 @@ ROW_BUDGET = 4_000_000  # floats per forward chunk (batch x positions x widest l
 
 class CompiledModel:
     def __init__(self, program, graph, plan, transformer: NumpyTransformer, heads: list[dict], mlps: list[dict],
-                 layout: list[dict], notes: list[str], seconds: float, output_values=None):
+                 layout: list[dict], notes: list[str], seconds: float, output_values=None, live=None):
         self.program, self.graph, self.plan = program, graph, plan
+        # blocks that share dimensions (reuse.py): name -> (first, last + 1) stage that holds their value
+        self.live: dict = dict(live or {})
+        # with reuse (compile's reuse_residual): the width without it and the liveness bounds (liveness.py)
+        self.residual_reuse: dict | None = None
         self.transformer = transformer
         self.heads, self.mlps, self.layout, self.notes = heads, mlps, layout, notes
         self.compile_seconds = seconds
@@ -162,14 +166,19 @@ class CompiledModel:
 
     # ---------------------------------------------------------------- decoding
 
-    def decode_residual(self, x: np.ndarray) -> dict:
-        """Every block of a residual (B, n, d), decoded at every position: {block name: (B, n) lists}."""
+    def decode_residual(self, x: np.ndarray, stage: int | None = None) -> dict:
+        """Every block of a residual (B, n, d), decoded at every position: {block name: (B, n) lists}.
+        stage: the residual after that sublayer (0 the embedding, 2i+1 layer i+1's attention, 2i+2 its MLP);
+        a block whose dimensions hold another block's value there decodes to None."""
         out = {}
         for b in self.blocks:
-            if b.kind in ("one", "bos"):
+            span = self.live.get(b.name)
+            if stage is not None and span is not None and not span[0] <= stage < span[1]:
+                out[b.name] = np.full(x.shape[:-1], None, dtype=object).tolist()
+            elif b.kind in ("one", "bos"):
                 out[b.name] = np.round(x[..., b.start], 6).tolist()
             elif b.kind == "categorical":
-                part = x[..., b.start:b.start + b.size]
+                part = x[..., b.dims]
                 arg = np.argmax(part, axis=-1)
                 top = np.take_along_axis(part, arg[..., None], axis=-1)[..., 0]
                 labels = [_plain(v) for v in b.values]
@@ -256,7 +265,7 @@ class CompiledModel:
                     residual = [{"stage": s, "blocks": {b.name: [None] * len(encoded) for b in self.blocks}}
                                 for s in stages]
                 for k, (_, x) in enumerate(fw.residual):
-                    dec = self.decode_residual(x)
+                    dec = self.decode_residual(x, k)
                     for name, vals in dec.items():
                         for j, i in enumerate(rows):
                             residual[k]["blocks"][name][i] = vals[j]

@@ -40,6 +40,7 @@ class MLPWeights:
     b1: np.ndarray                # (h,)
     fc2: np.ndarray               # (d, h)
     targets: list = field(default_factory=list)   # per target: name, units, inputs, method
+    erase: int = 0                # the last `erase` units erase dead blocks (reuse.py): left on at BOS
 
     @property
     def width(self) -> int:

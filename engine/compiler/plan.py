@@ -53,6 +53,7 @@ class Block:
     start: int = -1                    # first residual dimension (set by the residual pass)
     codes: np.ndarray | None = None    # joint blocks: component value codes per dimension
     order: int = 0                     # creation order (ties in the layout)
+    dim_list: np.ndarray | None = None # its dimensions when not start .. start+size-1 (reuse.py)
 
     @property
     def size(self) -> int:
@@ -60,6 +61,8 @@ class Block:
 
     @property
     def dims(self) -> np.ndarray:
+        if self.dim_list is not None:
+            return self.dim_list
         return np.arange(self.start, self.start + self.size)
 
     @property

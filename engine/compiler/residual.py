@@ -23,12 +23,18 @@ def allocate_residual(plan: Plan) -> int:
     return start
 
 
-def layout(plan: Plan, offset: int) -> list[dict]:
-    """The residual layout as JSON: each block's dimensions, encoding, labels and writer."""
+def layout(plan: Plan, offset: int, live: dict | None = None, n_layers: int = 0) -> list[dict]:
+    """The residual layout as JSON: each block's dimensions, encoding, labels and writer; for a block whose
+    dimensions are later given to another block (reuse.py), the MLP that erases it (`erased_by`)."""
     out = []
     for b in plan.blocks:
         entry = {"name": b.name, "kind": b.kind, "start": b.start, "size": b.size,
                  "written_by": sublayer_name(b.written, offset)}
+        if b.dim_list is not None:   # dimensions given up by dead blocks (reuse.py), not contiguous
+            entry["dims"] = [int(j) for j in b.dim_list]
+        erased = (live or {}).get(b.name, (0, 2 * n_layers + 2))[1]
+        if erased <= 2 * n_layers:
+            entry["erased_by"] = f"layer {(erased - 1) // 2 + 1} MLP"
         if b.kind == "categorical":
             entry["values"] = b.labels()
         elif b.kind == "numerical":

@@ -370,6 +370,12 @@ def test_compile_tab_summary_heads_residual_beta_and_weights(guarded, live_serve
     assert "before position 0 is the BOS token" in page.inner_text("#compile-attention")
     residual = page.inner_text("#compile-residual")
     assert "layer 2 attention" in residual and "o l l e h" in residual
+    # residual reuse: `reverse` takes the width's dimension after layer 1's MLP erases it
+    rows = {r[0]: r for r in page.eval_on_selector_all(
+        "#compile-layout tr", "trs => trs.map(tr => [...tr.children].map(td => td.textContent))")}
+    width_dim = rows["length [1/(w+1)]"][1]
+    assert width_dim in rows["reverse"][1].split(", ") and len(rows["reverse"][1].split(", ")) > 1
+    assert rows["length [1/(w+1)]"][3] == "layer 1 attention, erased by layer 1 MLP"
     assert "1/1 agree" in page.inner_text("#compile-agreement")
     # soft attention at a small beta disagrees; the study finds the smallest exact beta
     page.uncheck("#compile-hard")

@@ -24,8 +24,9 @@ def test_json_is_one_object_with_summary_check_and_weights(tmp_path):
     doc = json.loads(out.stdout)
     assert set(doc) == {"summary", "check", "weights"}
     s = doc["summary"]
-    assert (s["layers"], s["heads_per_layer"], s["residual_width"]) == (2, [1, 1], 19)
-    assert s["params"] > 0 and s["mlp_widths"] == [25, 0] and s["layout"][2]["name"] == "tokens"
+    # 18 dimensions: `reverse` takes the one of `length [1/(w+1)]`, erased by 1 more unit of layer 1's MLP
+    assert (s["layers"], s["heads_per_layer"], s["residual_width"]) == (2, [1, 1], 18)
+    assert s["params"] > 0 and s["mlp_widths"] == [26, 0] and s["layout"][2]["name"] == "tokens"
     assert doc["check"]["agree"] == doc["check"]["inputs"] == 363 and doc["check"]["exhaustive"]
     model = engine.load_model(weights)
     direct = engine.compile(REVERSE.read_text(), vocab="abc", max_len=5)

@@ -16,8 +16,9 @@ VOCAB = "abc"
 TRACR_SORT = {10: (36_124, 723), 20: (126_834, 2_318)}
 
 
-def summary(n):
-    return engine.compile(SORT, vocab=VOCAB, max_len=n).summary()
+def summary(n, reuse_residual=False):
+    """The plan's structure is pinned without residual reuse (engine/compiler/reuse.py)."""
+    return engine.compile(SORT, vocab=VOCAB, max_len=n, reuse_residual=reuse_residual).summary()
 
 
 @pytest.mark.parametrize("n", [10, 20])
@@ -33,6 +34,9 @@ def test_sort_width_is_one_head_and_its_mlps_are_linear_in_max_len(n):
     assert s["residual_width"] == 2 + len(VOCAB) + n + len(VOCAB) * n + 1 + n + len(VOCAB)
     params, nonzero = TRACR_SORT[n]
     assert s["params"] <= params and s["nonzero_params"] <= nonzero
+    r = summary(n, reuse_residual=True)         # reuse: narrower, the same layers, still at or below Tracr
+    assert r["residual_width"] < s["residual_width"] and r["layers"] == s["layers"]
+    assert r["params"] <= params and r["nonzero_params"] <= nonzero
 
 
 def test_sort_nonzero_weights_grow_like_n_log_n_not_n_squared():

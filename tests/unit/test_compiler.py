@@ -98,7 +98,10 @@ def test_summary_describes_layout_heads_and_mlps():
     json.dumps(s)
     names = [b["name"] for b in s["layout"]]
     assert names[:4] == ["one", "bos", "tokens", "indices"]
-    assert sum(b["size"] for b in s["layout"]) == s["residual_width"]
+    # every dimension holds some block; `reverse` reuses the one of `length [1/(w+1)]` (residual reuse)
+    dims = [j for b in s["layout"] for j in b.get("dims", range(b["start"], b["start"] + b["size"]))]
+    assert sorted(set(dims)) == list(range(s["residual_width"])) and len(dims) == s["residual_width"] + 1
+    assert next(b for b in s["layout"] if b["name"] == "length [1/(w+1)]")["erased_by"] == "layer 1 MLP"
     opp = next(b for b in s["layout"] if b["name"] == "opp_index")
     assert opp["values"] == ["0", "1", "2", "3", "4"] and opp["written_by"] == "layer 1 MLP"
     assert [h["selector"] for h in s["heads"]] == ["full_s", "flip"]
@@ -124,7 +127,10 @@ def test_run_returns_outputs_attention_and_the_decoded_residual():
     assert stages == ["embedding", "layer 1 attention", "layer 1 MLP", "layer 2 attention", "layer 2 MLP"]
     last = doc["residual"][-1]["blocks"]
     assert last["tokens"][0] == [None, "a", "b", "c"] and last["opp_index"][0] == [None, 2, 1, 0]
-    assert last["length [1/(w+1)]"][0][1:] == [3, 3, 3] and last["reverse"][0][1:] == ["c", "b", "a"]
+    assert last["reverse"][0][1:] == ["c", "b", "a"]
+    # the width is read until layer 1's MLP, which erases it: its dimension then holds part of `reverse`
+    widths = [r["blocks"]["length [1/(w+1)]"][0] for r in doc["residual"]]
+    assert widths[1][1:] == [3, 3, 3] and widths[2] == widths[3] == widths[4] == [None] * 4
     assert doc["residual"][0]["blocks"]["reverse"][0] == [None] * 4
 
 

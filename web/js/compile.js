@@ -64,6 +64,12 @@ export async function studySoft() {
 
 // ------------------------------------------------------------------ summary and layout
 
+// A block's dimensions: a range, or the list when reuse gave it dimensions of dead blocks (layout `dims`).
+function dimsText(b) {
+  if (b.dims) return b.dims.join(", ");
+  return b.size === 1 ? `${b.start}` : `${b.start}–${b.start + b.size - 1}`;
+}
+
 export function renderSummary(box, layoutBox) {
   const s = compiled.summary;
   if (!s) { box.replaceChildren(el("p", { class: "empty" }, "Not compiled yet.")); layoutBox.replaceChildren(); return; }
@@ -91,8 +97,9 @@ export function renderSummary(box, layoutBox) {
   const blocks = el("table", { class: "layout-table", "aria-label": "Residual stream layout" },
     el("tr", {}, ...["block", "dims", "kind", "written by", "values"].map((h) => el("th", { scope: "col" }, h))),
     ...s.layout.map((b) => el("tr", {},
-      el("td", { class: "mono" }, b.name), el("td", {}, b.size === 1 ? `${b.start}` : `${b.start}–${b.start + b.size - 1}`),
-      el("td", {}, b.kind + (b.encoding ? ` (${b.encoding})` : "")), el("td", {}, b.written_by),
+      el("td", { class: "mono" }, b.name), el("td", {}, dimsText(b)),
+      el("td", {}, b.kind + (b.encoding ? ` (${b.encoding})` : "")),
+      el("td", {}, b.written_by + (b.erased_by ? `, erased by ${b.erased_by}` : "")),
       el("td", { class: "mono" }, (b.values || []).slice(0, 12).join(" ") + ((b.values || []).length > 12 ? " …" : "")))));
   layoutBox.replaceChildren(blocks);
 }
