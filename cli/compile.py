@@ -30,6 +30,9 @@ def add_parser(sub) -> None:
                    help="--check tries every input when there are at most N in all (default 200,000)")
     p.add_argument("--causal", action="store_true",
                    help="compile a causal (autoregressive) model: every selector must look only backwards")
+    p.add_argument("--no-reuse-residual", dest="reuse_residual", action="store_false",
+                   help="every value keeps its own residual dimensions (wider, fewer non-zeros: no erasure "
+                        "units); by default a value's dimensions go to a later value once nothing reads it")
     p.add_argument("--soft", action="store_true", help="also run the soft-attention study (smallest exact beta)")
     p.add_argument("--seed", type=int, default=0, help="seed of the sample for --check and --soft")
     p.add_argument("--json", action="store_true", help="print one JSON object (summary, check, soft)")
@@ -72,7 +75,7 @@ def run(args) -> int:
     def build() -> dict:
         model = engine.compile(source, output, vocab=parse_vocab(args.vocab), max_len=args.max_len,
                                bos=args.bos, encodings=parse_encodings(args.encoding), load_dirs=load_dirs,
-                               eval_limits=limits, causal=args.causal)
+                               eval_limits=limits, causal=args.causal, reuse_residual=args.reuse_residual)
         if args.tracr:   # check() against Tracr's evaluation rules, not the lowered program
             from .tracr_option import tracr_model
             model = tracr_model(args, model)

@@ -316,6 +316,10 @@ class CompileRequest(BaseModel):
                                                  "that runs at any length (docs/every_length.md); max_len is not "
                                                  "used; a program outside the length-free fragment is a 422 "
                                                  "with the dialect check's reason and line")
+    reuse_residual: bool = Field(True, description="give a value's residual dimensions to a value written later "
+                                                   "once nothing reads it (narrower, 2 non-zeros more per erased "
+                                                   "dimension); false: every value keeps its own dimensions "
+                                                   "(docs/compiler.md)")
 
 
 class CompiledModelSummary(BaseModel):

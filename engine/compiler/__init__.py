@@ -90,10 +90,11 @@ def compile(source: str, output: str | None = None, *, vocab, max_len: int | Non
 
 def compile_spec(spec: dict, **options) -> CompiledModel:
     """compile() from a stored model spec (the REST API's compile request): {"source", "output"?,
-    "vocab", "max_len", "bos"?, "causal"?, "length_free"?}."""
+    "vocab", "max_len", "bos"?, "causal"?, "length_free"?, "reuse_residual"?}."""
     return compile(spec["source"], spec.get("output"), vocab=spec["vocab"], max_len=spec.get("max_len"),
                    bos=spec.get("bos", "<bos>"), causal=bool(spec.get("causal", False)),
-                   length_free=bool(spec.get("length_free", False)), **options)
+                   length_free=bool(spec.get("length_free", False)),
+                   reuse_residual=bool(spec.get("reuse_residual", True)), **options)
 
 
 __all__ = ["compile", "compile_spec", "CompiledModel", "CompileLimits", "DEFAULT_COMPILE_LIMITS"]

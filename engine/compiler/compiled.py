@@ -307,6 +307,7 @@ class CompiledModel:
             "analysis_heads_per_layer": self.graph.heads_per_layer,
             "mlp_widths": [m["width"] for m in self.mlps],
             "residual_width": c["d_model"], "d_head": c["d_head"], "d_mlp": c["d_mlp"],
+            "residual_reuse": self.residual_reuse,
             "params": self.transformer.parameters(),
             "nonzero_params": self.transformer.nonzero_parameters(),
             "causal": self.causal,

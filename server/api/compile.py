@@ -78,6 +78,8 @@ async def compile_program(req: CompileRequest, request: Request, svc: Services =
         spec = {"source": req.source, "output": req.output, "vocab": vocab, "max_len": req.max_len, "bos": req.bos}
     if req.causal:   # only when asked: the ids of models compiled before causal mode stay the same
         spec["causal"] = True
+    if not req.reuse_residual:   # likewise: only the wider layout asked for changes the id
+        spec["reuse_residual"] = False
     model_id = model_id_of(spec)
     stored = await run_in_threadpool(store.has_model, model_id)
     body = await heavy_run(svc, request, "compile", {"id": model_id, "spec": spec})

@@ -84,3 +84,23 @@ def test_causal_compile_over_http(api):
     r = api.post("/api/v1/compile", json={"source": ahead, "vocab": "ab", "max_len": 4, "causal": True})
     e = r.json()["error"]
     assert r.status_code == 422 and e["kind"] == "compile" and "causal" in e["message"] and e["line"] == 3
+
+
+def test_residual_reuse_is_the_default_and_can_be_turned_off(api):
+    """double_histogram's dead values give their dimensions to later ones by default; asking for no reuse
+    is another model (its own id), every value in its own dimensions, no erasure units, same outputs."""
+    source = find_example("double_histogram").source
+    ask = {"source": source, "vocab": "abc", "max_len": 5}
+    reused = api.post("/api/v1/compile", json=ask).json()
+    plain = api.post("/api/v1/compile", json={**ask, "reuse_residual": False}).json()
+    assert reused["id"] != plain["id"]
+    r, p = reused["summary"], plain["summary"]
+    assert r["residual_reuse"]["erased"] and p["residual_reuse"] is None
+    assert r["residual_width"] < p["residual_width"] == r["residual_reuse"]["width_without_reuse"]
+    assert p["nonzero_params"] < r["nonzero_params"]
+    def erasures(summary):
+        return [t["name"] for m in summary["mlps"] for t in m["targets"] if t["method"].startswith("erasure")]
+    assert erasures(r) and not erasures(p)
+    inputs = ["abcab", "a", "ccc"]
+    outs = [api.post(f"/api/v1/models/{m['id']}/run", json={"inputs": inputs}).json() for m in (reused, plain)]
+    assert outs[0]["outputs"] == outs[1]["outputs"] and outs[0]["agreement"]["agree"] == 3

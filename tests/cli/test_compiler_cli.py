@@ -34,6 +34,14 @@ def test_json_is_one_object_with_summary_check_and_weights(tmp_path):
     assert np.array_equal(model.forward(ids).out, direct.transformer.forward(ids).out)
 
 
+def test_no_reuse_residual_keeps_every_value_in_its_own_dimensions():
+    out = run("compile", str(REVERSE), "--vocab", "abc", "--max-len", "5", "--check", "--json",
+              "--no-reuse-residual")
+    assert out.returncode == 0, out.stderr
+    s = json.loads(out.stdout)["summary"]
+    assert s["residual_width"] == 19 and s["residual_reuse"] is None and s["mlp_widths"] == [25, 0]
+
+
 def test_readable_summary_and_sampled_check():
     out = run("compile", str(ROOT / "examples" / "histogram.rasp"), "--vocab", '["a", "b", "c", "d"]',
               "--max-len", "9", "--check")
