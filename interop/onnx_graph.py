@@ -30,6 +30,7 @@ import numpy as np
 
 from ..engine.numpy_transformer import HARD_TOLERANCE, LN_EPS
 from .export_tl import _read
+from .onnx_errors import OnnxExportError
 
 OPSET = 17
 INPUT = "input_ids"
@@ -37,10 +38,6 @@ DTYPES = ("float64", "float32")
 ATTENTION = ("hard", "soft")
 LENGTH_FREE_REASON = ("a length-free model is exported from the compiled model itself (export_onnx(model)), not from "
                       "its .npz or config and weights, which do not hold the sublayers' structure")
-
-
-class OnnxExportError(ValueError):
-    """A model this module cannot write as ONNX (the message says why)."""
 
 
 def onnx_available() -> bool:

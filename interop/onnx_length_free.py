@@ -29,6 +29,7 @@ import json
 import numpy as np
 
 from ..engine.compiler.length_free.position_form import MAX_TABLE
+from .onnx_errors import OnnxExportError
 
 INPUT = "input_ids"
 SOFT_REASON = ("a length-free model exports with hard attention only (attention='hard', the exact model): its "
@@ -37,7 +38,6 @@ SOFT_REASON = ("a length-free model exports with hard attention only (attention=
 
 
 def _refusal(message: str):
-    from .onnx_graph import OnnxExportError
     return OnnxExportError(message)
 
 
