@@ -18,6 +18,7 @@ test-deps:
 	@command -v chromium >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y chromium; }
 	@ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y postgresql; }
 	@command -v redis-server >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y redis-server; }
+	@command -v nginx >/dev/null 2>&1 || test -x /usr/sbin/nginx || { $(APT_GET) update && $(APT_GET) install -y nginx; }   # docs/deploy.md's recipe
 	$(PYTHON) -m pip install -c tests/constraints.txt -e '.[test,train,notebook,tl,onnx,course,verify]'
 	@command -v npm >/dev/null 2>&1 || { $(APT_GET) update && $(APT_GET) install -y npm; }
 	cd tests/node && npm ci --no-audit --no-fund   # axe-core for the accessibility audit (test_browser_a11y.py)

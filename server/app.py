@@ -112,6 +112,10 @@ def create_app(settings: Settings | None = None) -> FastAPI:
         app.state.services = svc
         await asyncio.gather(svc.pool.start(), svc.heavy.start())
         svc.jobs.fill_spares()
+        if settings.store:   # a shared store: do the replicas agree on its cap?
+            from .course.agreement import check_store
+
+            app.state.store_agreement = await asyncio.to_thread(check_store, svc.store, settings)
         if settings.redis and not settings.broker:   # live workers in its Redis: was --broker forgotten?
             from .course.agreement import start_check
 

@@ -47,6 +47,17 @@ MIGRATIONS: dict[int, Migration] = {
             "created TIMESTAMPTZ NOT NULL DEFAULT now())",
         ],
     }),
+    # compatible: only a table added, which releases before it never read
+    2: Migration("the settings each replica of a shared store started with (course/agreement.py)", {
+        "sqlite": [
+            "CREATE TABLE IF NOT EXISTS replica_settings (replica TEXT NOT NULL, name TEXT NOT NULL, "
+            "value TEXT NOT NULL, started TEXT NOT NULL, PRIMARY KEY (replica, name))",
+        ],
+        "postgresql": [
+            "CREATE TABLE IF NOT EXISTS replica_settings (replica TEXT NOT NULL, name TEXT NOT NULL, "
+            "value TEXT NOT NULL, started TIMESTAMPTZ NOT NULL DEFAULT now(), PRIMARY KEY (replica, name))",
+        ],
+    }, oldest=1),
 }
 LATEST = max(MIGRATIONS)
 VERSION_TABLE = "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, applied TEXT NOT NULL)"

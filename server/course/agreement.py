@@ -7,17 +7,23 @@
 * A replica without `--broker` but with `--redis` looks, once at start, for live workers' heartbeats in
   every database of that Redis server: workers there mean the course runs its jobs through a broker, and
   this replica, which runs its trainings and compiles itself, was most likely started without it. It logs a
-  WARNING saying so (a replica with neither has no Redis to look in: nothing can be known)."""
+  WARNING saying so (a replica with neither has no Redis to look in: nothing can be known).
+* Replicas sharing a PostgreSQL store record, as each starts, the settings they must share with each other
+  (STORE_AGREED: the store's size cap, which each replica enforces on its own) in the store's
+  `replica_settings` table, and a starting replica logs a WARNING for every other replica recorded there
+  with another value (a warning, as above: the replica cannot tell which value is meant)."""
 from __future__ import annotations
 
 import asyncio
 import json
 import logging
+import socket
 
 from .celery_base import WORKER_KEY
 
 log = logging.getLogger("rasplay")
 AGREED = ("train_seconds", "compile_seconds")   # replicas wait for the workers' work by these
+STORE_AGREED = ("max_store_bytes",)             # each replica of a shared store enforces it on its own
 DATABASES = 16                                  # Redis's default number of databases
 
 
@@ -105,3 +111,32 @@ def start_check(settings) -> asyncio.Task | None:
     if settings.broker or not settings.redis:
         return None
     return asyncio.get_running_loop().create_task(warn_without_broker(settings.redis))
+
+
+def store_disagreements(replica: str, mine: dict[str, str], recorded) -> list[str]:
+    """The sentences for the other replicas of a store recorded with values other than `mine`."""
+    return [f"replica {other} of this store started on {started} UTC with {flag(name)} {value} and this replica "
+            f"({replica}) has {mine[name]}: give every replica of a store the same value (docs/deploy.md); a "
+            f"replica that no longer runs: DELETE FROM replica_settings WHERE replica = '{other}'"
+            for other, name, value, started in recorded if name in mine and value != mine[name]]
+
+
+def check_store(store, settings) -> list[str]:
+    """At a replica's start, with a shared (PostgreSQL) store: record this replica's STORE_AGREED settings,
+    log a WARNING for each other replica recorded with another value; the sentences. A store that cannot be
+    asked now is left alone (the replica's requests say so)."""
+    from ..store_base import StoreUnavailable
+
+    if not hasattr(store, "record_settings"):
+        return []   # SQLite: one server writes it
+    replica = f"{socket.gethostname()}:{settings.port}"
+    mine = {name: str(getattr(settings, name)) for name in STORE_AGREED}
+    try:
+        recorded = store.record_settings(replica, mine)
+    except StoreUnavailable as e:
+        log.warning("could not record this replica's settings in the store: %s", e)
+        return []
+    told = store_disagreements(replica, mine, recorded)
+    for sentence in told:
+        log.warning("settings disagree: %s", sentence)
+    return told

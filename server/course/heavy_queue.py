@@ -35,6 +35,7 @@ class RemotePool:
         self.redis = aioredis.Redis.from_url(url, socket_connect_timeout=READ_SECONDS, socket_timeout=READ_SECONDS)
         self.errors = (RedisError, OSError)
         self.gate = gate or QueueGate(url)
+        self.gate.watch(self.redis)   # the results' reader: its connections renewed when Redis is back
         self._waiting: dict[str, asyncio.Future] = {}
         self._reader: asyncio.Task | None = None
         self.size = 0

@@ -7,6 +7,13 @@ timed out, for the next `retry_seconds` every request that needs the queue is an
 at once, with the reason, as the PostgreSQL store does (store_postgres.py); a refused connection (Redis
 stopped or restarting) is a 503 too, and the next request asks again. Redis answering again opens the
 gate by itself: the first request after `retry_seconds` asks it again.
+
+Redis back after a restart: the connections its users (the job board, the results' reader) keep in their
+pools were closed by the old Redis, and a command sent on one fails ("Connection closed by server"; redis-py
+retries nothing by default, and a command must not be retried blindly: a Lua script may have run). So
+when the gate sees Redis answer again after it failed, or its own connection was dropped, it closes the
+idle connections of the pools it watches (`watch`) before the request goes on: the first request after
+Redis is back is served on fresh connections.
 """
 from __future__ import annotations
 
@@ -34,6 +41,12 @@ class QueueGate:
         self._down_until = float("-inf")
         self._down_reason = ""
         self._closed = False
+        self._lost = False   # a call failed or a connection was dropped since Redis last answered
+        self._watched = []   # other clients of this Redis whose idle connections a restart leaves dead
+
+    def watch(self, client) -> None:
+        """Close `client`'s idle connections whenever Redis answers again after a failure (a restart)."""
+        self._watched.append(client)
 
     def failed(self, e: Exception) -> None:
         """A call to the queue's Redis failed. A timeout (Redis frozen, its host gone): the next
@@ -41,6 +54,7 @@ class QueueGate:
         request asks again, so that a Redis back is used at once."""
         self._down_reason = describe(e)
         self._answered = float("-inf")
+        self._lost = True
         if timed_out(e):
             self._down_until = self.clock() + self.retry_seconds
 
@@ -60,7 +74,19 @@ class QueueGate:
         except self.errors as e:
             self.failed(e)
             raise unavailable(self._down_reason) from None
+        if self._lost:
+            await self._renew()
         self.answered()
+
+    async def _renew(self) -> None:
+        """Redis answers again: the watched clients' idle connections (to the Redis before) are closed, so
+        that their next commands connect anew (connections in use fail on their own, as their users expect)."""
+        self._lost = False
+        for client in self._watched:
+            try:
+                await client.connection_pool.disconnect(inuse_connections=False)
+            except self.errors:
+                pass   # (closing a connection already broken)
 
     async def _ping(self) -> None:
         """PING; a connection Redis dropped (it restarted) is replaced once, on a new connection."""
@@ -69,6 +95,7 @@ class QueueGate:
         except self.errors as e:
             if timed_out(e):
                 raise
+            self._lost = True   # dropped: Redis restarted (or closed it); the watched pools' are stale too
             await self.redis.ping()
 
     async def close(self) -> None:

@@ -177,6 +177,23 @@ class PostgresStore:
         row = self._run(lambda conn: conn.execute("SELECT spec FROM models WHERE id = %s", (model_id,)).fetchone())
         return json.loads(row[0]) if row else None
 
+    # ---------------------------------------------------------------- replicas' settings
+
+    def record_settings(self, replica: str, values: dict[str, str]) -> list[tuple[str, str, str, str]]:
+        """Record this replica's `values` (name -> value) as it starts; every other replica's recorded ones:
+        (replica, name, value, when it started, UTC)."""
+        def work(conn):
+            with conn.transaction():
+                with conn.cursor() as cur:
+                    cur.executemany("INSERT INTO replica_settings (replica, name, value, started) VALUES "
+                                    "(%s, %s, %s, now()) ON CONFLICT (replica, name) DO UPDATE SET "
+                                    "value = EXCLUDED.value, started = EXCLUDED.started",
+                                    [(replica, name, value) for name, value in values.items()])
+                return [tuple(r) for r in conn.execute(
+                    "SELECT replica, name, value, to_char(started AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI') "
+                    "FROM replica_settings WHERE replica <> %s ORDER BY replica, name", (replica,)).fetchall()]
+        return self._run(work)
+
     # ---------------------------------------------------------------- size, moving, closing
 
     def size(self) -> int:

@@ -354,6 +354,7 @@ class SharedJobs:
         self.orphan_after = orphan_after
         self.board = JobBoard(url, orphan_after, answer_seconds=ANSWER_SECONDS)
         self.gate = gate or QueueGate(url)
+        self.gate.watch(self.board.redis)   # its connections renewed when Redis is back from a restart
         self.agreement = agreement   # agreement.Agreement: the workers' settings checked against this replica's
         self.celery = make_app(url, results=False)
         self._counts = {"running": 0, "queued": 0, "workers": {"train": 0, "heavy": 0}, "warm": 0}

@@ -8,105 +8,29 @@ index, pinned by tests/constraints.txt), and that extra's entry point run from a
 * train: `rasplay train` trains a tiny model (torch, the CPU wheel);
 * tl and notebook: their modules import and make what they make.
 
-Installing needs the package index (PyPI). Where pip's own index would give torch with CUDA, point
-RASPLAY_TORCH_INDEX at PyTorch's CPU wheels (https://download.pytorch.org/whl/cpu, added as an extra index);
-unset, pip's configured indexes are used as they are (here they give the CPU wheel, which the test checks). It takes minutes (measured in docs/testing.md); pip's cache makes later runs faster."""
+Installing needs the package index (PyPI); RASPLAY_TORCH_INDEX names PyTorch's CPU wheels where pip's own index
+would give torch with CUDA (support/installed.py; the test checks the CPU wheel). It takes minutes (measured in
+docs/testing.md); pip's cache makes later runs faster."""
 from __future__ import annotations
 
-import os
-import shutil
-import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
 import httpx
 import pytest
 
+from support.installed import Process, built_wheel, clean_env, python, venv_with
 from support.live_server import free_port
 
-ROOT = Path(__file__).resolve().parents[2]
-CONSTRAINTS = ROOT / "tests" / "constraints.txt"
-TORCH_INDEX = os.environ.get("RASPLAY_TORCH_INDEX", "")
 pytestmark = pytest.mark.timeout(1800)   # installs from the index: minutes each on a slow link
 EXTRA_MODULES = {"course": ["celery", "redis", "psycopg", "kombu"], "train": ["torch"],
                  "tl": ["transformer_lens"], "notebook": ["anywidget"]}
 
 
-def source_files() -> list[str]:
-    """The files a commit holds (tracked, plus new files not ignored): the wheel is built from those only."""
-    out = subprocess.run(["git", "ls-files", "-co", "--exclude-standard"], cwd=ROOT, capture_output=True,
-                         text=True, check=True).stdout
-    return [f for f in out.splitlines() if (ROOT / f).is_file()]
-
-
-def clean_env(**extra) -> dict:
-    """The environment without this test run's Python paths (the venv must stand on its own)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV", "PYTHONHOME")}
-    return {**env, "PYTHONNOUSERSITE": "1", **extra}
-
-
 @pytest.fixture(scope="module")
-def wheel(tmp_path_factory) -> Path:
-    if shutil.which("git") is None or not (ROOT / ".git").exists():
-        pytest.fail("the extras are installed from a wheel built from the git checkout: git is needed")
-    tmp = tmp_path_factory.mktemp("extras")
-    src = tmp / "clone"
-    for name in source_files():
-        (src / name).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(ROOT / name, src / name)
-    built = subprocess.run([sys.executable, "-m", "pip", "wheel", str(src), "--no-deps", "-w", str(tmp / "dist"),
-                            "-q"], capture_output=True, text=True, timeout=600)
-    assert built.returncode == 0, built.stdout + built.stderr
-    (found,) = (tmp / "dist").glob("rasplay-*.whl")
-    return found
-
-
-def venv_with(wheel: Path, extra: str | None, where: Path) -> Path:
-    """A venv without system site packages holding the wheel with `extra`: its bin folder."""
-    venv = where / f"venv-{extra or 'core'}"
-    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=300)
-    target = f"{wheel}[{extra}]" if extra else str(wheel)
-    cmd = [str(venv / "bin" / "python"), "-m", "pip", "install", "-q", "-c", str(CONSTRAINTS), target]
-    if extra in ("train", "tl") and TORCH_INDEX:
-        cmd += ["--extra-index-url", TORCH_INDEX]
-    started = time.monotonic()
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=1700, env=clean_env())
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    print(f"installed rasplay[{extra or ''}] in {time.monotonic() - started:.1f} s")
-    return venv / "bin"
-
-
-def python(bin_dir: Path, code: str, cwd: Path, timeout: float = 300) -> str:
-    done = subprocess.run([str(bin_dir / "python"), "-c", code], cwd=cwd, capture_output=True, text=True,
-                          timeout=timeout, env=clean_env())
-    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
-    return done.stdout
-
-
-class Process:
-    """A command of the venv (`rasplay serve`, `rasplay worker`) in its own session, its output in a file."""
-
-    def __init__(self, argv: list[str], cwd: Path, name: str):
-        self.log = cwd / f"{name}.log"
-        self.process = subprocess.Popen(argv, cwd=cwd, stdout=open(self.log, "w"), stderr=subprocess.STDOUT,
-                                        start_new_session=True, env=clean_env())
-
-    def output(self) -> str:
-        return self.log.read_text(errors="replace")
-
-    def alive(self) -> None:
-        assert self.process.poll() is None, f"exited {self.process.returncode}:\n{self.output()[-4000:]}"
-
-    def stop(self) -> None:
-        if self.process.poll() is None:
-            os.killpg(self.process.pid, signal.SIGTERM)
-            try:
-                self.process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(self.process.pid, signal.SIGKILL)
-                self.process.wait(timeout=10)
+def wheel() -> Path:
+    return built_wheel()
 
 
 def serve(bin_dir: Path, home: Path, *flags: str) -> tuple[Process, str]:

@@ -203,9 +203,10 @@ def test_a_training_survives_a_restart_of_a_persistent_redis(course):
             unavailable = c.get(f"/api/v1/train/{job_id}")
             assert unavailable.status_code == 503 and unavailable.json()["error"]["kind"] == "unavailable"
             redis.start()
-            # (a request the moment Redis is back may still be a 503 JSON with Retry-After, as while it was away)
-            wait_for(lambda: (lambda r: r.status_code == 200 and r.json()["status"] != "running")(
-                c.get(f"/api/v1/train/{job_id}")), timeout=300, what="the job's end")
+            back = c.get(f"/api/v1/train/{job_id}")   # the first request once Redis is back is served
+            assert back.status_code == 200 and back.json()["id"] == job_id, back.text
+            wait_for(lambda: c.get(f"/api/v1/train/{job_id}").json()["status"] != "running", timeout=300,
+                     what="the job's end")
             job = c.get(f"/api/v1/train/{job_id}").json()
             assert job["status"] == "done", (job, worker.log_path.read_text()[-3000:])
             events = c.get(f"/api/v1/train/{job_id}/events").text

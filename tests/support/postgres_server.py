@@ -25,8 +25,12 @@ def _bin_dir() -> Path | None:
 
 
 class PostgresServer:
-    def __init__(self, fsync: bool = False):   # tests need no durability across a power cut; bench/ does
+    def __init__(self, fsync: bool = False, superuser: str = "rasplay", host_auth: str = "trust"):
+        """`fsync`: tests need no durability across a power cut (bench/ does). `superuser`: the cluster's
+        superuser (Debian's clusters have `postgres`). `host_auth`: how TCP connections authenticate (Debian's
+        `scram-sha-256` asks for the role's password; the socket in the cluster's folder always trusts)."""
         self.fsync = fsync
+        self.superuser = superuser
         bindir = _bin_dir()
         if bindir is None:
             unavailable("PostgreSQL is not installed: `apt-get install -y postgresql` (make test-deps does it)")
@@ -46,13 +50,13 @@ class PostgresServer:
             os.chown(self.dir, self.user.pw_uid, self.user.pw_gid)
         self.data = self.dir / "data"
         self.port = free_port()
-        self._as_owner([bindir / "initdb", "-D", self.data, "-U", "rasplay", "-A", "trust", "-E", "UTF8",
-                        "--no-sync", "--no-instructions"])
+        self._as_owner([bindir / "initdb", "-D", self.data, "-U", superuser, "--auth-local=trust",
+                        f"--auth-host={host_auth}", "-E", "UTF8", "--no-sync", "--no-instructions"])
         self.start()
 
     @property
     def admin_url(self) -> str:
-        return f"postgresql://rasplay@127.0.0.1:{self.port}/postgres"
+        return f"postgresql://{self.superuser}@127.0.0.1:{self.port}/postgres"
 
     def _as_owner(self, cmd, **kw):
         def drop():
@@ -95,7 +99,7 @@ class PostgresServer:
         name = "t_" + uuid.uuid4().hex[:12]
         with psycopg.connect(self.admin_url, autocommit=True) as conn:
             conn.execute(f"CREATE DATABASE {name}")
-        return f"postgresql://rasplay@127.0.0.1:{self.port}/{name}"
+        return f"postgresql://{self.superuser}@127.0.0.1:{self.port}/{name}"
 
     def close(self) -> None:
         try:

@@ -29,3 +29,13 @@ def test_each_disagreement_is_logged_once(caplog, tmp_path):
 def test_heartbeat_values_of_any_release_are_read():
     assert heartbeat_settings(b'{"warm": 1, "settings": {"train_seconds": 5}}') == {"train_seconds": 5}
     assert heartbeat_settings(b'{"warm": 1}') == {} and heartbeat_settings(b"not json") == {}
+
+
+def test_replicas_of_a_store_with_another_cap_are_named_with_both_values():
+    from rasplay.server.course.agreement import store_disagreements
+
+    recorded = [("h:8001", "max_store_bytes", "1000", "2026-11-28 15:00"),
+                ("h:8002", "max_store_bytes", "2000", "2026-11-28 15:01"), ("h:8003", "other", "9", "x")]
+    told = store_disagreements("h:8004", {"max_store_bytes": "2000"}, recorded)
+    assert len(told) == 1 and told[0].startswith("replica h:8001 of this store started on 2026-11-28 15:00 UTC with "
+                                                 "--max-store-bytes 1000 and this replica (h:8004) has 2000")
