@@ -4,12 +4,11 @@ renewed when the gate sees Redis answer again (server/course/queue_gate.py). A r
 a replica's job board (SharedJobs, the code of GET /api/v1/train/{id})."""
 from __future__ import annotations
 
-import asyncio
-
 import pytest
 
 from support.needs import need
 from support.redis_server import RedisServer
+from support.waiting import run_async
 
 need("celery")
 
@@ -41,6 +40,6 @@ def test_the_first_status_after_a_redis_restart_is_served(asked_while_down):
             await jobs.board.redis.aclose()
             await gate.close()
     try:
-        asyncio.run(main())
+        run_async(main())   # in a thread of its own: a browser test in this process may hold the loop
     finally:
         redis.close()
