@@ -9,19 +9,9 @@ import pytest
 
 from support.a11y import audit
 from support.browser_kit import open_app, set_program
+from support.learned_sources import LEARNED, TASK
 
 pytestmark = pytest.mark.browser
-
-TASK = "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);\n"
-# right from length 2 on (its `back` is the task's `flip`); at length 1 it reads position 2, the "</s>"
-LEARNED = """# learned: transformer-programs
-# bos: <s>
-# eos: </s>
-# output: rev
-back = select(indices, length - indices - 1, ==);
-second = select(indices, 2, ==);
-rev = aggregate(back, tokens) if length > 3 else aggregate(second, tokens);
-"""
 
 
 def values_row(page, name):

@@ -6,19 +6,9 @@ from __future__ import annotations
 import pytest
 
 from support.browser_kit import fresh_page, link_from_toast, open_app, set_program
+from support.learned_sources import LEARNED, TASK
 
 pytestmark = pytest.mark.browser
-
-TASK = "flip = select(indices, length - indices - 1, ==);\nreverse = aggregate(flip, tokens);\n"
-# right from length 2 on; at length 1 it reads position 2, the "</s>"
-LEARNED = """# learned: transformer-programs
-# bos: <s>
-# eos: </s>
-# output: rev
-back = select(indices, length - indices - 1, ==);
-second = select(indices, 2, ==);
-rev = aggregate(back, tokens) if length > 3 else aggregate(second, tokens);
-"""
 
 
 def settings(page) -> list:
